@@ -1,0 +1,107 @@
+// HostDevice() and GetDevice(): the one place that knows which device kinds
+// this build has. gpu_backends.cmake defines RELAY_HAS_<KIND>_DEVICE for each
+// backend compiled in; a kind without one is reported as not built.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "devices/cpu/cpu_device.h"
+#include "relay/devices.h"
+#include "relay/error.h"
+
+#if defined(RELAY_HAS_CUDA_DEVICE)
+#include "devices/cuda/cuda_device.h"
+#endif
+#if defined(RELAY_HAS_OPENCL_DEVICE)
+#include "devices/opencl/opencl_device.h"
+#endif
+#if defined(RELAY_HAS_XRT_DEVICE)
+#include "devices/xrt/xrt_device.h"
+#endif
+
+namespace relay {
+namespace {
+
+[[maybe_unused]] [[noreturn]] void ThrowBackendNotBuilt(DeviceId id, const char* backend_name) {
+  throw Error(ErrorKind::kDevice, "device " + id.ToString() + " is not available: the " +
+                                      backend_name + " backend is not part of this build yet");
+}
+
+// Devices of one kind, created on first use by `create(index)` and, like the
+// host device, never destroyed: storage freed during static destruction may
+// still return blocks to them. A failed creation is not remembered, so a
+// later call tries again (and reports the error again).
+class DeviceTable {
+ public:
+  template <typename Create>
+  Device& GetOrCreate(int32_t index, Create create) {
+    std::lock_guard lock(mutex_);
+    auto existing = devices_.find(index);
+    if (existing != devices_.end()) return *existing->second;
+    std::unique_ptr<Device> created = create(index);
+    Device& device = *created;
+    devices_.emplace(index, created.release());
+    return device;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<int32_t, Device*> devices_;
+};
+
+[[maybe_unused]] DeviceTable& TableFor(DeviceKind kind) {
+  static DeviceTable* const tables = new DeviceTable[3];
+  switch (kind) {
+    case DeviceKind::kCUDA:
+      return tables[0];
+    case DeviceKind::kOpenCL:
+      return tables[1];
+    default:
+      return tables[2];
+  }
+}
+
+}  // namespace
+
+Device& HostDevice() {
+  // Deliberately never destroyed: tensors held by other static objects may be
+  // freed during static destruction, after a destroyed device would be gone.
+  static devices::CpuDevice* const host_device = new devices::CpuDevice();
+  return *host_device;
+}
+
+Device& GetDevice(DeviceId id) {
+  switch (id.kind) {
+    case DeviceKind::kCPU:
+      if (id.index == 0) return HostDevice();
+      throw Error(ErrorKind::kDevice, "no device " + id.ToString() + ": the host is cpu:0");
+    case DeviceKind::kCUDA:
+#if defined(RELAY_HAS_CUDA_DEVICE)
+      return TableFor(id.kind).GetOrCreate(
+          id.index, [](int32_t index) { return devices::CreateCudaDevice(index); });
+#else
+      ThrowBackendNotBuilt(id, "CUDA");
+#endif
+    case DeviceKind::kOpenCL:
+#if defined(RELAY_HAS_OPENCL_DEVICE)
+      return TableFor(id.kind).GetOrCreate(
+          id.index, [](int32_t index) { return devices::CreateOpenClDevice(index); });
+#else
+      ThrowBackendNotBuilt(id, "OpenCL");
+#endif
+    case DeviceKind::kXRT:
+#if defined(RELAY_HAS_XRT_DEVICE)
+      return TableFor(id.kind).GetOrCreate(
+          id.index, [](int32_t index) { return devices::CreateXrtDevice(index); });
+#else
+      ThrowBackendNotBuilt(id, "XRT");
+#endif
+  }
+  // A DeviceKind value outside the enumeration, for example a cast DLPack code.
+  throw Error(ErrorKind::kDevice, "no device of kind " + std::to_string(static_cast<int>(id.kind)) +
+                                      " (index " + std::to_string(id.index) +
+                                      "): relay-vm knows cpu, cuda, opencl and xrt");
+}
+
+}  // namespace relay

@@ -1,0 +1,89 @@
+// Intrusively reference-counted runtime objects.
+//
+// Every value the VM manipulates (tensors, storage, ADT values, closures,
+// references) derives from Object and is handled through Ref<T>. The count
+// lives in the object itself so that a Ref is one pointer wide and registers
+// can hold Ref<Object> without a separate control block.
+//
+// Thread-safety: reference counting is atomic, so Refs to the same object may
+// be copied and destroyed from many threads. Objects are immutable after
+// construction unless their own header says otherwise.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+namespace relay {
+
+// The concrete kind of an Object, so registers holding Ref<Object> can be
+// checked and downcast without RTTI.
+enum class ObjectKind : uint8_t {
+  kStorage,
+  kTensor,
+};
+
+class Object {
+ public:
+  explicit Object(ObjectKind kind) : kind_(kind) {}
+  Object(const Object&) = delete;
+  Object& operator=(const Object&) = delete;
+  virtual ~Object() = default;
+
+  ObjectKind kind() const { return kind_; }
+  uint32_t use_count() const { return reference_count_.load(std::memory_order_relaxed); }
+
+  void IncrementReference() const { reference_count_.fetch_add(1, std::memory_order_relaxed); }
+  void DecrementReference() const {
+    if (reference_count_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+ private:
+  mutable std::atomic<uint32_t> reference_count_{0};
+  const ObjectKind kind_;
+};
+
+// A counted pointer to an Object subclass. Null is a valid value.
+template <typename T>
+class Ref {
+ public:
+  Ref() = default;
+  Ref(std::nullptr_t) {}
+  explicit Ref(T* pointer) : pointer_(pointer) {
+    if (pointer_) pointer_->IncrementReference();
+  }
+  Ref(const Ref& other) : Ref(other.pointer_) {}
+  Ref(Ref&& other) noexcept : pointer_(std::exchange(other.pointer_, nullptr)) {}
+  template <typename U, typename = std::enable_if_t<std::is_convertible_v<U*, T*>>>
+  Ref(const Ref<U>& other) : Ref(other.get()) {}
+  template <typename U, typename = std::enable_if_t<std::is_convertible_v<U*, T*>>>
+  Ref(Ref<U>&& other) noexcept : pointer_(other.release()) {}
+  ~Ref() {
+    if (pointer_) pointer_->DecrementReference();
+  }
+
+  Ref& operator=(Ref other) noexcept {
+    std::swap(pointer_, other.pointer_);
+    return *this;
+  }
+
+  T* get() const { return pointer_; }
+  T* operator->() const { return pointer_; }
+  T& operator*() const { return *pointer_; }
+  explicit operator bool() const { return pointer_ != nullptr; }
+  bool operator==(const Ref& other) const { return pointer_ == other.pointer_; }
+
+  // Gives up ownership without decrementing; the caller owns one reference.
+  T* release() { return std::exchange(pointer_, nullptr); }
+
+ private:
+  T* pointer_ = nullptr;
+};
+
+template <typename T, typename... Args>
+Ref<T> MakeRef(Args&&... args) {
+  return Ref<T>(new T(std::forward<Args>(args)...));
+}
+
+}  // namespace relay

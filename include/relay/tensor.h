@@ -1,0 +1,70 @@
+// Tensor: a typed, shaped, row-major view into a Storage.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "relay/device.h"
+#include "relay/dtype.h"
+#include "relay/error.h"
+#include "relay/object.h"
+#include "relay/storage.h"
+
+namespace relay {
+
+using Shape = std::vector<int64_t>;
+
+// "(2, 3)", "()" for a scalar, "(5,)" for one dimension, as NumPy prints.
+std::string ShapeToString(const Shape& shape);
+
+// Product of the dimensions. Throws kUsage for a negative dimension and for a
+// product whose byte size (at `element_bytes` each) would not fit in memory.
+int64_t CheckedElementCount(const Shape& shape, size_t element_bytes = 1);
+
+// Immutable view metadata over mutable storage contents. Tensors are always
+// compact and row-major; `byte_offset` locates the first element.
+class Tensor final : public Object {
+ public:
+  // A new tensor on `device` with uninitialised contents.
+  static Ref<Tensor> Empty(Device& device, Shape shape, DType dtype);
+  // A view of `storage`; throws kUsage if the view does not fit inside it.
+  static Ref<Tensor> View(Ref<Storage> storage, size_t byte_offset, Shape shape, DType dtype);
+
+  const Shape& shape() const { return shape_; }
+  int ndim() const { return static_cast<int>(shape_.size()); }
+  DType dtype() const { return dtype_; }
+  DeviceId device_id() const { return storage_->device_id(); }
+  size_t byte_offset() const { return byte_offset_; }
+  const Ref<Storage>& storage() const { return storage_; }
+  int64_t element_count() const { return element_count_; }
+  size_t byte_size() const { return static_cast<size_t>(element_count_) * DTypeSize(dtype_); }
+
+  // The same storage seen with another shape of equal element count.
+  Ref<Tensor> Reshape(Shape shape) const;
+
+  // Host address of the first element. Throws kUsage if the tensor is not on
+  // a host-accessible device.
+  void* host_data() const;
+  // Typed host access; throws kUsage if T does not store this dtype.
+  template <typename T>
+  T* data() const {
+    if (DTypeOf<T>() != dtype_)
+      ThrowDTypeMismatch(DTypeOf<T>().has_value() ? DTypeName(*DTypeOf<T>())
+                                                  : "an unsupported C++ type");
+    return static_cast<T*>(host_data());
+  }
+
+ private:
+  Tensor(Ref<Storage> storage, size_t byte_offset, Shape shape, DType dtype, int64_t count);
+  [[noreturn]] void ThrowDTypeMismatch(std::string_view requested) const;
+
+  Ref<Storage> storage_;
+  size_t byte_offset_;
+  Shape shape_;
+  DType dtype_;
+  int64_t element_count_;
+};
+
+}  // namespace relay

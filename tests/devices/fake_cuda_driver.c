@@ -1,0 +1,452 @@
+/* A host-memory stand-in for libcuda; see fake_cuda_driver.h.
+ *
+ * The entry points are declared with C types that share the driver's ABI:
+ * CUresult is an enumeration whose values are all non-negative, which C
+ * represents as a 32-bit integer; CUdevice is int; CUdeviceptr is unsigned
+ * long long; CUcontext points to an incomplete struct CUctx_st, completed
+ * here. */
+#include "fake_cuda_driver.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int FakeResult;
+typedef unsigned long long FakeDevicePointer;
+
+enum {
+  kSuccess = 0,
+  kInvalidValue = 1,
+  kOutOfMemory = 2,
+  kNotInitialised = 3,
+  kNoDevice = 100,
+  kInvalidDevice = 101,
+  kInvalidContext = 201,
+  kIllegalAddress = 700,
+  kUnknown = 999,
+};
+
+enum { kMaximumDevices = 8, kMaximumAllocations = 4096, kMaximumContextDepth = 16 };
+
+struct CUctx_st {
+  int device;
+  int references;
+};
+
+struct Allocation {
+  FakeDevicePointer address;
+  size_t bytes;
+  int device;
+};
+
+static pthread_mutex_t state_mutex = PTHREAD_MUTEX_INITIALIZER;
+static int device_count;
+static size_t memory_bytes_per_device;
+static FakeResult initialise_result;
+static _Atomic int initialised;
+static struct CUctx_st primary_contexts[kMaximumDevices];
+static size_t bytes_in_use[kMaximumDevices];
+static struct Allocation allocations[kMaximumAllocations];
+static size_t allocation_count;
+static size_t refused_allocations;
+static char failing_symbol[64];
+static FakeResult failing_result;
+
+static _Thread_local struct CUctx_st* context_stack[kMaximumContextDepth];
+static _Thread_local int context_depth;
+
+/* Returns the injected failure for `symbol_name` once, or kSuccess. */
+static FakeResult TakeInjectedFailure(const char* symbol_name) {
+  FakeResult result = kSuccess;
+  pthread_mutex_lock(&state_mutex);
+  if (strcmp(failing_symbol, symbol_name) == 0) {
+    result = failing_result;
+    failing_symbol[0] = '\0';
+  }
+  pthread_mutex_unlock(&state_mutex);
+  return result;
+}
+
+static struct CUctx_st* CurrentContext(void) {
+  return context_depth == 0 ? NULL : context_stack[context_depth - 1];
+}
+
+/* The device of the current context, or -1 when none is usable. */
+static int CurrentDevice(void) {
+  struct CUctx_st* context = CurrentContext();
+  if (context == NULL || context->references == 0) return -1;
+  return context->device;
+}
+
+/* Whether [address, address + bytes) lies in one live allocation of
+ * `device`. Requires state_mutex held. */
+static int RangeIsAllocatedLocked(FakeDevicePointer address, size_t bytes, int device) {
+  for (size_t i = 0; i < allocation_count; ++i) {
+    const struct Allocation* allocation = &allocations[i];
+    if (allocation->device == device && address >= allocation->address &&
+        bytes <= allocation->bytes && address - allocation->address <= allocation->bytes - bytes) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Checks the preconditions of a copy: initialised, a current context, and
+ * the given device ranges allocated on its device (a zero pointer skips a
+ * range, for the host side of a copy). */
+static FakeResult CheckCopy(FakeDevicePointer first, FakeDevicePointer second, size_t bytes) {
+  if (!initialised) return kNotInitialised;
+  const int device = CurrentDevice();
+  if (device < 0) return kInvalidContext;
+  pthread_mutex_lock(&state_mutex);
+  const int valid = (first == 0 || RangeIsAllocatedLocked(first, bytes, device)) &&
+                    (second == 0 || RangeIsAllocatedLocked(second, bytes, device));
+  pthread_mutex_unlock(&state_mutex);
+  return valid ? kSuccess : kIllegalAddress;
+}
+
+static FakeResult FakeInit(unsigned int flags) {
+  if (flags != 0) return kInvalidValue;
+  const FakeResult injected = TakeInjectedFailure("cuInit");
+  if (injected != kSuccess) return injected;
+  if (initialise_result == kSuccess) initialised = 1;
+  return initialise_result;
+}
+
+static FakeResult FakeDriverGetVersion(int* version) {
+  *version = 12040;
+  return kSuccess;
+}
+
+static FakeResult FakeGetErrorName(FakeResult result, const char** name) {
+  switch (result) {
+    case kSuccess:
+      *name = "CUDA_SUCCESS";
+      return kSuccess;
+    case kInvalidValue:
+      *name = "CUDA_ERROR_INVALID_VALUE";
+      return kSuccess;
+    case kOutOfMemory:
+      *name = "CUDA_ERROR_OUT_OF_MEMORY";
+      return kSuccess;
+    case kNotInitialised:
+      *name = "CUDA_ERROR_NOT_INITIALIZED";
+      return kSuccess;
+    case kNoDevice:
+      *name = "CUDA_ERROR_NO_DEVICE";
+      return kSuccess;
+    case kInvalidDevice:
+      *name = "CUDA_ERROR_INVALID_DEVICE";
+      return kSuccess;
+    case kInvalidContext:
+      *name = "CUDA_ERROR_INVALID_CONTEXT";
+      return kSuccess;
+    case kIllegalAddress:
+      *name = "CUDA_ERROR_ILLEGAL_ADDRESS";
+      return kSuccess;
+    case kUnknown:
+      *name = "CUDA_ERROR_UNKNOWN";
+      return kSuccess;
+  }
+  *name = NULL;
+  return kInvalidValue;
+}
+
+static FakeResult FakeGetErrorString(FakeResult result, const char** text) {
+  switch (result) {
+    case kSuccess:
+      *text = "no error";
+      return kSuccess;
+    case kInvalidValue:
+      *text = "invalid argument";
+      return kSuccess;
+    case kOutOfMemory:
+      *text = "out of memory";
+      return kSuccess;
+    case kNotInitialised:
+      *text = "initialization error";
+      return kSuccess;
+    case kNoDevice:
+      *text = "no CUDA-capable device is detected";
+      return kSuccess;
+    case kInvalidDevice:
+      *text = "invalid device ordinal";
+      return kSuccess;
+    case kInvalidContext:
+      *text = "invalid device context";
+      return kSuccess;
+    case kIllegalAddress:
+      *text = "an illegal memory access was encountered";
+      return kSuccess;
+    case kUnknown:
+      *text = "unknown error";
+      return kSuccess;
+  }
+  *text = NULL;
+  return kInvalidValue;
+}
+
+static FakeResult FakeDeviceGetCount(int* count) {
+  if (!initialised) return kNotInitialised;
+  *count = device_count;
+  return kSuccess;
+}
+
+static FakeResult FakeDeviceGet(int* device, int ordinal) {
+  if (!initialised) return kNotInitialised;
+  if (ordinal < 0 || ordinal >= device_count) return kInvalidDevice;
+  *device = ordinal;
+  return kSuccess;
+}
+
+static FakeResult FakeDeviceGetName(char* name, int length, int device) {
+  if (!initialised) return kNotInitialised;
+  if (device < 0 || device >= device_count) return kInvalidDevice;
+  if (name == NULL || length <= 0) return kInvalidValue;
+  strncpy(name, "Fake CUDA Device", (size_t)length);
+  name[length - 1] = '\0';
+  return kSuccess;
+}
+
+static FakeResult FakeDeviceTotalMemory(size_t* bytes, int device) {
+  if (!initialised) return kNotInitialised;
+  if (device < 0 || device >= device_count) return kInvalidDevice;
+  *bytes = memory_bytes_per_device;
+  return kSuccess;
+}
+
+static FakeResult FakePrimaryContextRetain(struct CUctx_st** context, int device) {
+  if (!initialised) return kNotInitialised;
+  if (device < 0 || device >= device_count) return kInvalidDevice;
+  pthread_mutex_lock(&state_mutex);
+  primary_contexts[device].device = device;
+  ++primary_contexts[device].references;
+  pthread_mutex_unlock(&state_mutex);
+  *context = &primary_contexts[device];
+  return kSuccess;
+}
+
+static FakeResult FakePrimaryContextRelease(int device) {
+  if (!initialised) return kNotInitialised;
+  if (device < 0 || device >= device_count) return kInvalidDevice;
+  FakeResult result = kSuccess;
+  pthread_mutex_lock(&state_mutex);
+  if (primary_contexts[device].references == 0) {
+    result = kInvalidContext;
+  } else {
+    --primary_contexts[device].references;
+  }
+  pthread_mutex_unlock(&state_mutex);
+  return result;
+}
+
+static FakeResult FakeContextSetCurrent(struct CUctx_st* context) {
+  if (!initialised) return kNotInitialised;
+  if (context == NULL) {
+    if (context_depth > 0) --context_depth;
+    return kSuccess;
+  }
+  if (context_depth == 0) context_depth = 1;
+  context_stack[context_depth - 1] = context;
+  return kSuccess;
+}
+
+static FakeResult FakeContextPushCurrent(struct CUctx_st* context) {
+  if (!initialised) return kNotInitialised;
+  if (context == NULL || context->references == 0) return kInvalidContext;
+  if (context_depth == kMaximumContextDepth) return kUnknown;
+  context_stack[context_depth++] = context;
+  return kSuccess;
+}
+
+static FakeResult FakeContextPopCurrent(struct CUctx_st** context) {
+  if (!initialised) return kNotInitialised;
+  if (context_depth == 0) return kInvalidContext;
+  struct CUctx_st* popped = context_stack[--context_depth];
+  if (context != NULL) *context = popped;
+  return kSuccess;
+}
+
+static FakeResult FakeContextSynchronize(void) {
+  if (!initialised) return kNotInitialised;
+  const FakeResult injected = TakeInjectedFailure("cuCtxSynchronize");
+  if (injected != kSuccess) return injected;
+  return CurrentDevice() < 0 ? kInvalidContext : kSuccess;
+}
+
+static FakeResult FakeMemoryGetInfo(size_t* free_bytes, size_t* total_bytes) {
+  if (!initialised) return kNotInitialised;
+  const int device = CurrentDevice();
+  if (device < 0) return kInvalidContext;
+  pthread_mutex_lock(&state_mutex);
+  *free_bytes = memory_bytes_per_device - bytes_in_use[device];
+  *total_bytes = memory_bytes_per_device;
+  pthread_mutex_unlock(&state_mutex);
+  return kSuccess;
+}
+
+static FakeResult FakeMemoryAllocate(FakeDevicePointer* pointer, size_t bytes) {
+  if (!initialised) return kNotInitialised;
+  const int device = CurrentDevice();
+  if (device < 0) return kInvalidContext;
+  if (bytes == 0) return kInvalidValue;
+  const FakeResult injected = TakeInjectedFailure("cuMemAlloc_v2");
+  if (injected != kSuccess) return injected;
+  pthread_mutex_lock(&state_mutex);
+  FakeResult result = kSuccess;
+  if (bytes > memory_bytes_per_device - bytes_in_use[device] ||
+      allocation_count == kMaximumAllocations) {
+    ++refused_allocations;
+    result = kOutOfMemory;
+  } else {
+    /* The real driver aligns allocations to at least 256 bytes. */
+    void* memory = aligned_alloc(256, (bytes + 255) / 256 * 256);
+    if (memory == NULL) {
+      result = kOutOfMemory;
+    } else {
+      *pointer = (FakeDevicePointer)(uintptr_t)memory;
+      allocations[allocation_count++] = (struct Allocation){*pointer, bytes, device};
+      bytes_in_use[device] += bytes;
+    }
+  }
+  pthread_mutex_unlock(&state_mutex);
+  return result;
+}
+
+static FakeResult FakeMemoryFree(FakeDevicePointer pointer) {
+  if (!initialised) return kNotInitialised;
+  const int device = CurrentDevice();
+  if (device < 0) return kInvalidContext;
+  FakeResult result = kInvalidValue;
+  pthread_mutex_lock(&state_mutex);
+  for (size_t i = 0; i < allocation_count; ++i) {
+    if (allocations[i].address == pointer && allocations[i].device == device) {
+      free((void*)(uintptr_t)pointer);
+      bytes_in_use[device] -= allocations[i].bytes;
+      allocations[i] = allocations[--allocation_count];
+      result = kSuccess;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&state_mutex);
+  return result;
+}
+
+static FakeResult FakeCopyHostToDevice(FakeDevicePointer destination, const void* source,
+                                       size_t bytes) {
+  const FakeResult injected = TakeInjectedFailure("cuMemcpyHtoD_v2");
+  if (injected != kSuccess) return injected;
+  const FakeResult checked = CheckCopy(destination, 0, bytes);
+  if (checked != kSuccess) return checked;
+  memcpy((void*)(uintptr_t)destination, source, bytes);
+  return kSuccess;
+}
+
+static FakeResult FakeCopyDeviceToHost(void* destination, FakeDevicePointer source, size_t bytes) {
+  const FakeResult injected = TakeInjectedFailure("cuMemcpyDtoH_v2");
+  if (injected != kSuccess) return injected;
+  const FakeResult checked = CheckCopy(source, 0, bytes);
+  if (checked != kSuccess) return checked;
+  memcpy(destination, (const void*)(uintptr_t)source, bytes);
+  return kSuccess;
+}
+
+static FakeResult FakeCopyDeviceToDevice(FakeDevicePointer destination, FakeDevicePointer source,
+                                         size_t bytes) {
+  const FakeResult injected = TakeInjectedFailure("cuMemcpyDtoD_v2");
+  if (injected != kSuccess) return injected;
+  const FakeResult checked = CheckCopy(destination, source, bytes);
+  if (checked != kSuccess) return checked;
+  /* The real driver leaves overlapping ranges undefined; refuse them so a
+   * caller that relies on them fails here. */
+  if (source < destination + bytes && destination < source + bytes) return kInvalidValue;
+  memcpy((void*)(uintptr_t)destination, (const void*)(uintptr_t)source, bytes);
+  return kSuccess;
+}
+
+struct EntryPoint {
+  const char* name;
+  void* address;
+};
+
+/* Function pointers travel as void*, as they do through dlsym (POSIX). */
+static const struct EntryPoint kEntryPoints[] = {
+    {"cuInit", (void*)FakeInit},
+    {"cuDriverGetVersion", (void*)FakeDriverGetVersion},
+    {"cuGetErrorName", (void*)FakeGetErrorName},
+    {"cuGetErrorString", (void*)FakeGetErrorString},
+    {"cuDeviceGetCount", (void*)FakeDeviceGetCount},
+    {"cuDeviceGet", (void*)FakeDeviceGet},
+    {"cuDeviceGetName", (void*)FakeDeviceGetName},
+    {"cuDeviceTotalMem_v2", (void*)FakeDeviceTotalMemory},
+    {"cuDevicePrimaryCtxRetain", (void*)FakePrimaryContextRetain},
+    {"cuDevicePrimaryCtxRelease_v2", (void*)FakePrimaryContextRelease},
+    {"cuCtxSetCurrent", (void*)FakeContextSetCurrent},
+    {"cuCtxPushCurrent_v2", (void*)FakeContextPushCurrent},
+    {"cuCtxPopCurrent_v2", (void*)FakeContextPopCurrent},
+    {"cuCtxSynchronize", (void*)FakeContextSynchronize},
+    {"cuMemGetInfo_v2", (void*)FakeMemoryGetInfo},
+    {"cuMemAlloc_v2", (void*)FakeMemoryAllocate},
+    {"cuMemFree_v2", (void*)FakeMemoryFree},
+    {"cuMemcpyHtoD_v2", (void*)FakeCopyHostToDevice},
+    {"cuMemcpyDtoH_v2", (void*)FakeCopyDeviceToHost},
+    {"cuMemcpyDtoD_v2", (void*)FakeCopyDeviceToDevice},
+};
+
+void* fake_cuda_symbol(const char* symbol_name) {
+  for (size_t i = 0; i < sizeof(kEntryPoints) / sizeof(kEntryPoints[0]); ++i) {
+    if (strcmp(kEntryPoints[i].name, symbol_name) == 0) return kEntryPoints[i].address;
+  }
+  return NULL;
+}
+
+void fake_cuda_reset(int new_device_count, size_t memory_bytes, int new_initialise_result) {
+  pthread_mutex_lock(&state_mutex);
+  for (size_t i = 0; i < allocation_count; ++i) free((void*)(uintptr_t)allocations[i].address);
+  allocation_count = 0;
+  refused_allocations = 0;
+  device_count = new_device_count < kMaximumDevices ? new_device_count : kMaximumDevices;
+  memory_bytes_per_device = memory_bytes;
+  initialise_result = new_initialise_result;
+  initialised = 0;
+  memset(primary_contexts, 0, sizeof(primary_contexts));
+  memset(bytes_in_use, 0, sizeof(bytes_in_use));
+  failing_symbol[0] = '\0';
+  pthread_mutex_unlock(&state_mutex);
+  context_depth = 0;
+}
+
+void fake_cuda_fail_next_call(const char* symbol_name, int result) {
+  pthread_mutex_lock(&state_mutex);
+  strncpy(failing_symbol, symbol_name, sizeof(failing_symbol) - 1);
+  failing_symbol[sizeof(failing_symbol) - 1] = '\0';
+  failing_result = result;
+  pthread_mutex_unlock(&state_mutex);
+}
+
+size_t fake_cuda_live_allocations(void) {
+  pthread_mutex_lock(&state_mutex);
+  const size_t count = allocation_count;
+  pthread_mutex_unlock(&state_mutex);
+  return count;
+}
+
+size_t fake_cuda_refused_allocations(void) {
+  pthread_mutex_lock(&state_mutex);
+  const size_t count = refused_allocations;
+  pthread_mutex_unlock(&state_mutex);
+  return count;
+}
+
+int fake_cuda_primary_context_references(int device) {
+  if (device < 0 || device >= kMaximumDevices) return 0;
+  pthread_mutex_lock(&state_mutex);
+  const int references = primary_contexts[device].references;
+  pthread_mutex_unlock(&state_mutex);
+  return references;
+}
+
+int fake_cuda_context_stack_depth(void) {
+  return context_depth;
+}

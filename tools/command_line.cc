@@ -1,0 +1,98 @@
+#include "tools/command_line.h"
+
+#include <ostream>
+#include <string>
+
+#include "relay/version.h"
+
+namespace relay::tools {
+
+namespace {
+
+using Handler = int (*)(std::span<const std::string_view> arguments, std::ostream& out,
+                        std::ostream& err);
+
+struct Subcommand {
+  std::string_view name;
+  std::string_view usage;
+  std::string_view summary;
+  Handler handler;                // null while the subcommand is not built yet
+  std::string_view arrives_with;  // for an unbuilt subcommand: what will build it
+};
+
+constexpr Subcommand kSubcommands[] = {
+    {"compile", "compile IN.relay -o OUT.rbc [--params P.npz]",
+     "compile Relay source to a verified bytecode executable", nullptr,
+     "the bytecode compiler (issue 5)"},
+    {"run", "run IN.relay|IN.rbc [--input NAME=FILE.npy]... [--output OUT.npy]",
+     "run a program on NumPy inputs and print or save its result", nullptr,
+     "the VM interpreter (issue 5)"},
+    {"check", "check FILE.relay", "type-check a Relay program and print each global's type",
+     nullptr, "the Relay front end (issue 3)"},
+    {"fmt", "fmt FILE.relay", "print a Relay program in canonical text form", nullptr,
+     "the Relay front end (issue 3)"},
+    {"disasm", "disasm IN.rbc|IN.relay", "print the bytecode of each function", nullptr,
+     "the bytecode compiler (issue 5)"},
+};
+
+void PrintHelp(std::ostream& out) {
+  out << "relay-vm " RELAY_VERSION_STRING
+         ": compiler and virtual machine for the Relay IR\n\n"
+         "usage: relay-vm <command> [arguments]\n"
+         "       relay-vm --help | --version\n\n"
+         "commands:\n";
+  for (const Subcommand& subcommand : kSubcommands) {
+    std::string name(subcommand.name);
+    name.resize(10, ' ');
+    out << "  " << name << subcommand.summary << "\n";
+  }
+  out << "\nRun 'relay-vm <command> --help' for a command's arguments.\n";
+}
+
+const Subcommand* FindSubcommand(std::string_view name) {
+  for (const Subcommand& subcommand : kSubcommands) {
+    if (subcommand.name == name) return &subcommand;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+int RunCommandLine(std::span<const std::string_view> arguments, std::ostream& out,
+                   std::ostream& err) {
+  if (arguments.empty()) {
+    PrintHelp(err);
+    return kExitUsage;
+  }
+  std::string_view first = arguments.front();
+  if (first == "--help" || first == "-h" || first == "help") {
+    PrintHelp(out);
+    return kExitSuccess;
+  }
+  if (first == "--version") {
+    out << "relay-vm " RELAY_VERSION_STRING "\n";
+    return kExitSuccess;
+  }
+  const Subcommand* subcommand = FindSubcommand(first);
+  if (subcommand == nullptr) {
+    err << "relay-vm: error: unknown command '" << first
+        << "'; run 'relay-vm --help' for the list of commands\n";
+    return kExitUsage;
+  }
+  std::span<const std::string_view> rest = arguments.subspan(1);
+  if (!rest.empty() && (rest.front() == "--help" || rest.front() == "-h")) {
+    out << "usage: relay-vm " << subcommand->usage << "\n\n" << subcommand->summary << "\n";
+    if (subcommand->handler == nullptr) {
+      out << "(not built yet: arrives with " << subcommand->arrives_with << ")\n";
+    }
+    return kExitSuccess;
+  }
+  if (subcommand->handler == nullptr) {
+    err << "relay-vm " << subcommand->name << ": not built yet: arrives with "
+        << subcommand->arrives_with << "\n";
+    return kExitUsage;
+  }
+  return subcommand->handler(rest, out, err);
+}
+
+}  // namespace relay::tools

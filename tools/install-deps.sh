@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs every Debian package that relay-vm's build, tests and benchmarks need.
+# Idempotent and non-interactive; run as root on Debian 12 (bookworm) or newer.
+set -euo pipefail
+
+packages=(
+  # toolchain and build
+  build-essential cmake ninja-build ccache git pkg-config clang-format
+  # LLVM for the CPU JIT (ORC); clang + compiler-rt for libFuzzer targets
+  llvm-19-dev clang-19 libclang-rt-19-dev
+  # runtime core
+  libmimalloc-dev libboost-context-dev libdlpack-dev zlib1g-dev libedit-dev
+  # optional device backends (headers only: drivers are loaded at run time)
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libxrt-dev
+  # tests and benchmarks
+  googletest libgtest-dev libgmock-dev libbenchmark-dev
+  # fixture generation and peer benchmarks
+  python3 python3-numpy
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    exec sudo -E "$0" "$@"
+  fi
+  echo "install-deps.sh: must run as root (apt-get install)" >&2
+  exit 1
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps.sh: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+echo "install-deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,85 @@
+#include "relay/tensor.h"
+
+#include <limits>
+
+namespace relay {
+
+std::string ShapeToString(const Shape& shape) {
+  std::string text = "(";
+  for (size_t index = 0; index < shape.size(); ++index) {
+    if (index > 0) text += ", ";
+    text += std::to_string(shape[index]);
+  }
+  if (shape.size() == 1) text += ",";
+  return text + ")";
+}
+
+int64_t CheckedElementCount(const Shape& shape, size_t element_bytes) {
+  int64_t count = 1;
+  for (int64_t dimension : shape) {
+    if (dimension < 0) {
+      throw Error(ErrorKind::kUsage, "shape " + ShapeToString(shape) + " has a negative dimension");
+    }
+    if (__builtin_mul_overflow(count, dimension, &count)) {
+      throw Error(ErrorKind::kUsage, "shape " + ShapeToString(shape) + " has too many elements");
+    }
+  }
+  int64_t bytes;
+  if (__builtin_mul_overflow(count, static_cast<int64_t>(element_bytes), &bytes)) {
+    throw Error(ErrorKind::kUsage, "shape " + ShapeToString(shape) + " is too large to store");
+  }
+  return count;
+}
+
+Tensor::Tensor(Ref<Storage> storage, size_t byte_offset, Shape shape, DType dtype, int64_t count)
+    : Object(ObjectKind::kTensor),
+      storage_(std::move(storage)),
+      byte_offset_(byte_offset),
+      shape_(std::move(shape)),
+      dtype_(dtype),
+      element_count_(count) {}
+
+Ref<Tensor> Tensor::Empty(Device& device, Shape shape, DType dtype) {
+  int64_t count = CheckedElementCount(shape, DTypeSize(dtype));
+  Ref<Storage> storage = Storage::Allocate(device, static_cast<size_t>(count) * DTypeSize(dtype));
+  return Ref<Tensor>(new Tensor(std::move(storage), 0, std::move(shape), dtype, count));
+}
+
+Ref<Tensor> Tensor::View(Ref<Storage> storage, size_t byte_offset, Shape shape, DType dtype) {
+  if (!storage) throw Error(ErrorKind::kUsage, "Tensor::View of a null storage");
+  int64_t count = CheckedElementCount(shape, DTypeSize(dtype));
+  size_t bytes = static_cast<size_t>(count) * DTypeSize(dtype);
+  if (byte_offset > storage->size() || bytes > storage->size() - byte_offset) {
+    throw Error(ErrorKind::kUsage,
+                "a " + std::string(DTypeName(dtype)) + " view of shape " + ShapeToString(shape) +
+                    " at byte offset " + std::to_string(byte_offset) +
+                    " does not fit in a storage of " + std::to_string(storage->size()) + " bytes");
+  }
+  return Ref<Tensor>(new Tensor(std::move(storage), byte_offset, std::move(shape), dtype, count));
+}
+
+Ref<Tensor> Tensor::Reshape(Shape shape) const {
+  int64_t count = CheckedElementCount(shape, DTypeSize(dtype_));
+  if (count != element_count_) {
+    throw Error(ErrorKind::kUsage, "cannot reshape a tensor of shape " + ShapeToString(shape_) +
+                                       " (" + std::to_string(element_count_) +
+                                       " elements) to shape " + ShapeToString(shape) + " (" +
+                                       std::to_string(count) + " elements)");
+  }
+  return Ref<Tensor>(new Tensor(storage_, byte_offset_, std::move(shape), dtype_, count));
+}
+
+void* Tensor::host_data() const {
+  if (device_id().kind != DeviceKind::kCPU) {
+    throw Error(ErrorKind::kUsage, "tensor is on " + device_id().ToString() +
+                                       ", not on the host; copy it to cpu:0 first");
+  }
+  return static_cast<char*>(storage_->handle()) + byte_offset_;
+}
+
+void Tensor::ThrowDTypeMismatch(std::string_view requested) const {
+  throw Error(ErrorKind::kUsage, "tensor holds " + std::string(DTypeName(dtype_)) +
+                                     ", but was read as " + std::string(requested));
+}
+
+}  // namespace relay
