@@ -4,15 +4,12 @@
 
 #include <cstddef>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <utility>
 
 namespace relay::devices {
 namespace {
-
-MemoryPoolOptions WithDeviceName(MemoryPoolOptions options) {
-  options.device_name = "cpu:0";
-  return options;
-}
 
 // memmove rather than memcpy: two views of one storage may overlap, and on
 // the host the "host" side of a copy may itself be pool memory. A zero-byte
@@ -33,11 +30,10 @@ void MimallocAllocator::FreeRaw(void* handle, size_t /*bytes*/) {
 }
 
 CpuDevice::CpuDevice(MemoryPoolOptions pool_options)
-    : pool_(raw_allocator_, WithDeviceName(std::move(pool_options))) {}
-
-std::string CpuDevice::description() const {
-  return "cpu:0 (host memory, " + std::to_string(kAllocationAlignment) + "-byte aligned, pooled)";
-}
+    : PooledDevice(
+          DeviceId{DeviceKind::kCPU, 0},
+          "cpu:0 (host memory, " + std::to_string(kAllocationAlignment) + "-byte aligned, pooled)",
+          std::make_unique<MimallocAllocator>(), std::move(pool_options)) {}
 
 void CpuDevice::CopyFromHost(const void* source, void* destination_handle,
                              size_t destination_offset, size_t bytes) {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "devices/cuda/cuda_driver.h"
+#include "devices/pooled_device.h"
 #include "relay/error.h"
 
 namespace relay::devices {
@@ -36,7 +37,8 @@ class ScopedCurrentContext {
   const CudaDriver& driver_;
 };
 
-// A reference on a device's primary context, held for a CudaDevice's life.
+// A reference on a device's primary context, held for a CudaDevice's life
+// and, through its memory allocator, until its pool has returned its cache.
 class PrimaryContext {
  public:
   PrimaryContext(std::shared_ptr<const CudaDriver> driver, CUdevice device,
@@ -63,12 +65,12 @@ class PrimaryContext {
 // returns blocks aligned to at least 256 bytes, more than kAllocationAlignment.
 class CudaMemoryAllocator final : public RawAllocator {
  public:
-  CudaMemoryAllocator(const PrimaryContext& context, std::string device_name)
-      : context_(context), device_name_(std::move(device_name)) {}
+  CudaMemoryAllocator(std::shared_ptr<const PrimaryContext> context, std::string device_name)
+      : context_(std::move(context)), device_name_(std::move(device_name)) {}
 
   void* AllocateRaw(size_t bytes) override {
-    const CudaDriver& driver = context_.driver();
-    ScopedCurrentContext current(driver, context_.get(), device_name_);
+    const CudaDriver& driver = context_->driver();
+    ScopedCurrentContext current(driver, context_->get(), device_name_);
     CUdeviceptr pointer = 0;
     const CUresult result = driver.allocate_memory(&pointer, bytes);
     // Exhaustion is the pool's to handle: it releases its cache and retries.
@@ -78,59 +80,47 @@ class CudaMemoryAllocator final : public RawAllocator {
   }
 
   void FreeRaw(void* handle, size_t /*bytes*/) override {
-    const CudaDriver& driver = context_.driver();
+    const CudaDriver& driver = context_->driver();
     // The pool frees from destructors, so this must not throw; a block the
     // driver refuses to free is lost with its (broken) context anyway.
-    if (driver.push_current_context(context_.get()) != CUDA_SUCCESS) return;
+    if (driver.push_current_context(context_->get()) != CUDA_SUCCESS) return;
     driver.free_memory(DevicePointer(handle, 0));
     CUcontext popped = nullptr;
     driver.pop_current_context(&popped);
   }
 
  private:
-  const PrimaryContext& context_;
+  const std::shared_ptr<const PrimaryContext> context_;
   const std::string device_name_;
 };
 
-MemoryPoolOptions WithDeviceName(MemoryPoolOptions options, std::string device_name) {
-  options.device_name = std::move(device_name);
-  return options;
-}
-
-class CudaDevice final : public Device {
+class CudaDevice final : public PooledDevice {
  public:
-  CudaDevice(std::shared_ptr<const CudaDriver> driver, int32_t index, CUdevice device,
-             std::string description, MemoryPoolOptions pool_options)
-      : index_(index),
-        name_(DeviceId{DeviceKind::kCUDA, index}.ToString()),
-        description_(std::move(description)),
-        driver_(*driver),
-        context_(std::move(driver), device, name_),
-        raw_allocator_(context_, name_),
-        pool_(raw_allocator_, WithDeviceName(std::move(pool_options), name_)) {}
-
-  DeviceId id() const override { return DeviceId{DeviceKind::kCUDA, index_}; }
-  std::string description() const override { return description_; }
-
-  void* Allocate(size_t bytes) override { return pool_.Allocate(bytes); }
-  void Free(void* handle, size_t bytes) override { pool_.Free(handle, bytes); }
+  // `context` is the primary context of the device `id` names.
+  CudaDevice(DeviceId id, std::shared_ptr<const PrimaryContext> context, std::string description,
+             MemoryPoolOptions pool_options)
+      : PooledDevice(id, std::move(description),
+                     std::make_unique<CudaMemoryAllocator>(context, id.ToString()),
+                     std::move(pool_options)),
+        context_(std::move(context)),
+        driver_(context_->driver()) {}
 
   void CopyFromHost(const void* source, void* destination_handle, size_t destination_offset,
                     size_t bytes) override {
     if (bytes == 0) return;
-    ScopedCurrentContext current(driver_, context_.get(), name_);
+    ScopedCurrentContext current(driver_, context_->get(), name());
     driver_.Check(driver_.copy_host_to_device(DevicePointer(destination_handle, destination_offset),
                                               source, bytes),
-                  name_, "cuMemcpyHtoD");
+                  name(), "cuMemcpyHtoD");
   }
 
   void CopyToHost(const void* source_handle, size_t source_offset, void* destination,
                   size_t bytes) override {
     if (bytes == 0) return;
-    ScopedCurrentContext current(driver_, context_.get(), name_);
+    ScopedCurrentContext current(driver_, context_->get(), name());
     driver_.Check(driver_.copy_device_to_host(destination,
                                               DevicePointer(source_handle, source_offset), bytes),
-                  name_, "cuMemcpyDtoH");
+                  name(), "cuMemcpyDtoH");
   }
 
   void CopyWithinDevice(const void* source_handle, size_t source_offset, void* destination_handle,
@@ -143,46 +133,32 @@ class CudaDevice final : public Device {
     // storage may overlap, so stage those copies through a temporary block.
     const bool overlapping = source < destination + bytes && destination < source + bytes;
     if (!overlapping) {
-      ScopedCurrentContext current(driver_, context_.get(), name_);
-      driver_.Check(driver_.copy_device_to_device(destination, source, bytes), name_,
+      ScopedCurrentContext current(driver_, context_->get(), name());
+      driver_.Check(driver_.copy_device_to_device(destination, source, bytes), name(),
                     "cuMemcpyDtoD");
       return;
     }
-    void* staging_handle = pool_.Allocate(bytes);
-    try {
-      ScopedCurrentContext current(driver_, context_.get(), name_);
+    // The default stream orders any later use of the staging block after
+    // these copies.
+    WithStagingBlock(bytes, [&](void* staging_handle) {
+      ScopedCurrentContext current(driver_, context_->get(), name());
       const CUdeviceptr staging = DevicePointer(staging_handle, 0);
-      driver_.Check(driver_.copy_device_to_device(staging, source, bytes), name_, "cuMemcpyDtoD");
-      driver_.Check(driver_.copy_device_to_device(destination, staging, bytes), name_,
+      driver_.Check(driver_.copy_device_to_device(staging, source, bytes), name(), "cuMemcpyDtoD");
+      driver_.Check(driver_.copy_device_to_device(destination, staging, bytes), name(),
                     "cuMemcpyDtoD");
-    } catch (...) {
-      pool_.Free(staging_handle, bytes);
-      throw;
-    }
-    // Freed while the copies may still run: the stream orders any later use
-    // of the block after them.
-    pool_.Free(staging_handle, bytes);
+    });
   }
 
   void Synchronize() override {
-    ScopedCurrentContext current(driver_, context_.get(), name_);
-    driver_.Check(driver_.synchronize_context(), name_, "cuCtxSynchronize");
+    ScopedCurrentContext current(driver_, context_->get(), name());
+    driver_.Check(driver_.synchronize_context(), name(), "cuCtxSynchronize");
   }
 
-  MemoryStatistics memory_statistics() const override { return pool_.statistics(); }
-  void ReleaseCachedMemory() override { pool_.ReleaseCached(); }
-  void SetMemoryLimit(size_t bytes) override { pool_.SetLimit(bytes); }
-
  private:
-  const int32_t index_;
-  const std::string name_;
-  const std::string description_;
+  // Shared with the raw allocator, which keeps the context retained until the
+  // pool has returned its cache through it.
+  const std::shared_ptr<const PrimaryContext> context_;
   const CudaDriver& driver_;  // kept alive by context_
-  // Destroyed in reverse order: the pool returns its cache through the
-  // allocator while the primary context is still retained.
-  PrimaryContext context_;
-  CudaMemoryAllocator raw_allocator_;
-  MemoryPool pool_;
 };
 
 // "12.4" from the driver's 12040.
@@ -215,7 +191,8 @@ int32_t CudaDeviceCount() {
 
 std::unique_ptr<Device> CreateCudaDevice(std::shared_ptr<const CudaDriver> driver, int32_t index,
                                          MemoryPoolOptions pool_options) {
-  const std::string name = DeviceId{DeviceKind::kCUDA, index}.ToString();
+  const DeviceId id{DeviceKind::kCUDA, index};
+  const std::string name = id.ToString();
   const int32_t count = CudaDeviceCount(*driver);
   if (count == 0) {
     throw Error(ErrorKind::kDevice, "no device " + name + ": the CUDA driver (" +
@@ -236,7 +213,8 @@ std::unique_ptr<Device> CreateCudaDevice(std::shared_ptr<const CudaDriver> drive
   driver->Check(driver->get_driver_version(&driver_version), name, "cuDriverGetVersion");
   std::string description = name + " (" + model + ", " + FormatByteSize(total_memory) +
                             ", CUDA driver " + FormatDriverVersion(driver_version) + ", pooled)";
-  return std::make_unique<CudaDevice>(std::move(driver), index, device, std::move(description),
+  auto context = std::make_shared<PrimaryContext>(std::move(driver), device, name);
+  return std::make_unique<CudaDevice>(id, std::move(context), std::move(description),
                                       std::move(pool_options));
 }
 

@@ -1,9 +1,11 @@
 #include "devices/opencl/opencl_device.h"
 
+#include <memory>
 #include <string>
 #include <utility>
 
 #include "devices/opencl/opencl_library.h"
+#include "devices/pooled_device.h"
 #include "relay/error.h"
 
 namespace relay::devices {
@@ -13,7 +15,8 @@ cl_mem BufferOf(const void* handle) {
   return static_cast<cl_mem>(const_cast<void*>(handle));
 }
 
-// A context for one device, released with the OpenClDevice.
+// A context for one device, released with the OpenClDevice once its pool has
+// returned its cache.
 class OwnedContext {
  public:
   OwnedContext(const OpenClLibrary& library, const OpenClDeviceLocation& location,
@@ -36,7 +39,8 @@ class OwnedContext {
   cl_context context_ = nullptr;
 };
 
-// An in-order command queue, drained and released with the OpenClDevice.
+// An in-order command queue, drained and released with the OpenClDevice,
+// before its pool returns its cache.
 class OwnedQueue {
  public:
   OwnedQueue(const OpenClLibrary& library, const OwnedContext& context, cl_device_id device,
@@ -67,10 +71,11 @@ class OwnedQueue {
 // at least the size of the largest built-in type (128 bytes).
 class OpenClBufferAllocator final : public RawAllocator {
  public:
-  OpenClBufferAllocator(const OpenClLibrary& library, const OwnedContext& context,
-                        std::string device_name, size_t largest_buffer_bytes)
-      : library_(library),
-        context_(context),
+  OpenClBufferAllocator(std::shared_ptr<const OpenClLibrary> library,
+                        std::shared_ptr<const OwnedContext> context, std::string device_name,
+                        size_t largest_buffer_bytes)
+      : library_(std::move(library)),
+        context_(std::move(context)),
         device_name_(std::move(device_name)),
         largest_buffer_bytes_(largest_buffer_bytes) {}
 
@@ -85,53 +90,42 @@ class OpenClBufferAllocator final : public RawAllocator {
     }
     cl_int result = CL_SUCCESS;
     cl_mem buffer =
-        library_.create_buffer(context_.get(), CL_MEM_READ_WRITE, bytes, nullptr, &result);
+        library_->create_buffer(context_->get(), CL_MEM_READ_WRITE, bytes, nullptr, &result);
     // Exhaustion is the pool's to handle: it releases its cache and retries.
     if (result == CL_MEM_OBJECT_ALLOCATION_FAILURE || result == CL_OUT_OF_RESOURCES ||
         result == CL_OUT_OF_HOST_MEMORY) {
       return nullptr;
     }
-    library_.Check(result, device_name_, "clCreateBuffer");
+    library_->Check(result, device_name_, "clCreateBuffer");
     return buffer;
   }
 
   // The pool frees from destructors, so a refusal cannot be reported; it
   // means the handle was never ours, which the pool rules out.
   void FreeRaw(void* handle, size_t /*bytes*/) override {
-    library_.release_memory_object(BufferOf(handle));
+    library_->release_memory_object(BufferOf(handle));
   }
 
  private:
-  const OpenClLibrary& library_;
-  const OwnedContext& context_;
+  // Declared before context_, which needs the library to release itself.
+  const std::shared_ptr<const OpenClLibrary> library_;
+  const std::shared_ptr<const OwnedContext> context_;
   const std::string device_name_;
   const size_t largest_buffer_bytes_;
 };
 
-MemoryPoolOptions WithDeviceName(MemoryPoolOptions options, std::string device_name) {
-  options.device_name = std::move(device_name);
-  return options;
-}
-
-class OpenClDevice final : public Device {
+class OpenClDevice final : public PooledDevice {
  public:
-  OpenClDevice(std::shared_ptr<const OpenClLibrary> library, int32_t index,
-               const OpenClDeviceLocation& location, std::string description,
-               size_t largest_buffer_bytes, MemoryPoolOptions pool_options)
-      : library_(std::move(library)),
-        index_(index),
-        name_(DeviceId{DeviceKind::kOpenCL, index}.ToString()),
-        description_(std::move(description)),
-        context_(*library_, location, name_),
-        queue_(*library_, context_, location.device, name_),
-        raw_allocator_(*library_, context_, name_, largest_buffer_bytes),
-        pool_(raw_allocator_, WithDeviceName(std::move(pool_options), name_)) {}
-
-  DeviceId id() const override { return DeviceId{DeviceKind::kOpenCL, index_}; }
-  std::string description() const override { return description_; }
-
-  void* Allocate(size_t bytes) override { return pool_.Allocate(bytes); }
-  void Free(void* handle, size_t bytes) override { pool_.Free(handle, bytes); }
+  // `context` is a context for the device at `location`, which `id` names.
+  OpenClDevice(std::shared_ptr<const OpenClLibrary> library, DeviceId id,
+               const OpenClDeviceLocation& location, std::shared_ptr<const OwnedContext> context,
+               std::string description, size_t largest_buffer_bytes, MemoryPoolOptions pool_options)
+      : PooledDevice(id, std::move(description),
+                     std::make_unique<OpenClBufferAllocator>(library, context, id.ToString(),
+                                                             largest_buffer_bytes),
+                     std::move(pool_options)),
+        library_(std::move(library)),
+        queue_(*library_, *context, location.device, name()) {}
 
   void CopyFromHost(const void* source, void* destination_handle, size_t destination_offset,
                     size_t bytes) override {
@@ -140,7 +134,7 @@ class OpenClDevice final : public Device {
     library_->Check(
         library_->enqueue_write_buffer(queue_.get(), BufferOf(destination_handle), CL_TRUE,
                                        destination_offset, bytes, source, 0, nullptr, nullptr),
-        name_, "clEnqueueWriteBuffer");
+        name(), "clEnqueueWriteBuffer");
   }
 
   void CopyToHost(const void* source_handle, size_t source_offset, void* destination,
@@ -149,7 +143,7 @@ class OpenClDevice final : public Device {
     library_->Check(
         library_->enqueue_read_buffer(queue_.get(), BufferOf(source_handle), CL_TRUE, source_offset,
                                       bytes, destination, 0, nullptr, nullptr),
-        name_, "clEnqueueReadBuffer");
+        name(), "clEnqueueReadBuffer");
   }
 
   void CopyWithinDevice(const void* source_handle, size_t source_offset, void* destination_handle,
@@ -166,26 +160,17 @@ class OpenClDevice final : public Device {
       EnqueueCopy(source_handle, source_offset, destination_handle, destination_offset, bytes);
       return;
     }
-    void* staging = pool_.Allocate(bytes);
-    try {
+    // The in-order queue runs any later use of the staging buffer after
+    // these copies.
+    WithStagingBlock(bytes, [&](void* staging) {
       EnqueueCopy(source_handle, source_offset, staging, 0, bytes);
       EnqueueCopy(staging, 0, destination_handle, destination_offset, bytes);
-    } catch (...) {
-      pool_.Free(staging, bytes);
-      throw;
-    }
-    // Freed while the copies may still run: the in-order queue runs any
-    // later use of the buffer after them.
-    pool_.Free(staging, bytes);
+    });
   }
 
   void Synchronize() override {
-    library_->Check(library_->finish(queue_.get()), name_, "clFinish");
+    library_->Check(library_->finish(queue_.get()), name(), "clFinish");
   }
-
-  MemoryStatistics memory_statistics() const override { return pool_.statistics(); }
-  void ReleaseCachedMemory() override { pool_.ReleaseCached(); }
-  void SetMemoryLimit(size_t bytes) override { pool_.SetLimit(bytes); }
 
  private:
   void EnqueueCopy(const void* source_handle, size_t source_offset, void* destination_handle,
@@ -193,19 +178,14 @@ class OpenClDevice final : public Device {
     library_->Check(library_->enqueue_copy_buffer(queue_.get(), BufferOf(source_handle),
                                                   BufferOf(destination_handle), source_offset,
                                                   destination_offset, bytes, 0, nullptr, nullptr),
-                    name_, "clEnqueueCopyBuffer");
+                    name(), "clEnqueueCopyBuffer");
   }
 
   const std::shared_ptr<const OpenClLibrary> library_;
-  const int32_t index_;
-  const std::string name_;
-  const std::string description_;
-  // Destroyed in reverse order: the pool returns its cache through the
-  // allocator, then the queue drains, then the context goes.
-  OwnedContext context_;
+  // In the context the raw allocator holds, which outlives it. Drained and
+  // released before the pool returns its cache, so every queued copy has
+  // finished by the time the buffers go.
   OwnedQueue queue_;
-  OpenClBufferAllocator raw_allocator_;
-  MemoryPool pool_;
 };
 
 }  // namespace
@@ -216,7 +196,8 @@ int32_t OpenClDeviceCount() {
 
 std::unique_ptr<Device> CreateOpenClDevice(int32_t index, MemoryPoolOptions pool_options) {
   std::shared_ptr<const OpenClLibrary> library = OpenClLibrary::Process();
-  const std::string name = DeviceId{DeviceKind::kOpenCL, index}.ToString();
+  const DeviceId id{DeviceKind::kOpenCL, index};
+  const std::string name = id.ToString();
   const OpenClInventory inventory = library->ListDevices();
   if (inventory.platform_count == 0) {
     throw Error(ErrorKind::kDevice,
@@ -239,8 +220,10 @@ std::unique_ptr<Device> CreateOpenClDevice(int32_t index, MemoryPoolOptions pool
       library->DeviceNumber(location.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, name);
   std::string description =
       name + " (" + model + " on " + platform + ", " + FormatByteSize(global_memory) + ", pooled)";
-  return std::make_unique<OpenClDevice>(std::move(library), index, location, std::move(description),
-                                        largest_buffer, std::move(pool_options));
+  auto context = std::make_shared<OwnedContext>(*library, location, name);
+  return std::make_unique<OpenClDevice>(std::move(library), id, location, std::move(context),
+                                        std::move(description), largest_buffer,
+                                        std::move(pool_options));
 }
 
 }  // namespace relay::devices

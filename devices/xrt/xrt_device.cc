@@ -3,10 +3,13 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "devices/pooled_device.h"
 #include "devices/xrt/xrt_library.h"
 #include "relay/error.h"
 
@@ -23,8 +26,8 @@ xclBufferHandle BufferOf(const void* handle) {
   return static_cast<xclBufferHandle>(reinterpret_cast<uintptr_t>(handle) - 1);
 }
 
-// An open card, closed with the XrtDevice. Its mutex serialises every call
-// made with the card's handle.
+// An open card, closed with the XrtDevice once its pool has returned its
+// cache. Its mutex serialises every call made with the card's handle.
 class OpenCard {
  public:
   OpenCard(std::shared_ptr<const XrtLibrary> library, int32_t index, const std::string& subject)
@@ -54,15 +57,15 @@ class OpenCard {
 // start on page boundaries, beyond kAllocationAlignment.
 class XrtBufferAllocator final : public RawAllocator {
  public:
-  XrtBufferAllocator(const OpenCard& card, std::string device_name)
-      : card_(card), device_name_(std::move(device_name)) {}
+  XrtBufferAllocator(std::shared_ptr<const OpenCard> card, std::string device_name)
+      : card_(std::move(card)), device_name_(std::move(device_name)) {}
 
   void* AllocateRaw(size_t bytes) override {
-    std::lock_guard lock(card_.mutex());
+    std::lock_guard lock(card_->mutex());
     // The xcl layer reports why an allocation failed only through errno.
     errno = 0;
     const xclBufferHandle buffer =
-        card_.library().allocate_buffer(card_.handle(), bytes, 0, XCL_BO_FLAGS_NONE);
+        card_->library().allocate_buffer(card_->handle(), bytes, 0, XCL_BO_FLAGS_NONE);
     if (buffer != NULLBO) return HandleOf(buffer);
     const int error_number = errno;
     // Exhaustion is the pool's to handle: it releases its cache and retries.
@@ -72,48 +75,46 @@ class XrtBufferAllocator final : public RawAllocator {
   }
 
   void FreeRaw(void* handle, size_t /*bytes*/) override {
-    std::lock_guard lock(card_.mutex());
-    card_.library().free_buffer(card_.handle(), BufferOf(handle));
+    std::lock_guard lock(card_->mutex());
+    card_->library().free_buffer(card_->handle(), BufferOf(handle));
   }
 
  private:
-  const OpenCard& card_;
+  const std::shared_ptr<const OpenCard> card_;
   const std::string device_name_;
 };
 
-MemoryPoolOptions WithDeviceName(MemoryPoolOptions options, std::string device_name) {
-  options.device_name = std::move(device_name);
-  return options;
+// "xrt:0 (xilinx_u250_gen3x16_xdma_shell_4_1, 64.0 GiB DDR, pooled)"; the
+// card's name is left out when the driver will not describe it.
+std::string DescribeCard(const OpenCard& card, const std::string& name) {
+  xclDeviceInfo2 information = {};
+  if (card.library().get_device_information(card.handle(), &information) != 0) {
+    return name + " (Xilinx card through " + card.library().library_name() + ", pooled)";
+  }
+  const std::string model(information.mName, strnlen(information.mName, sizeof(information.mName)));
+  return name + " (" + model + ", " + FormatByteSize(information.mDDRSize) + " DDR, pooled)";
 }
 
-class XrtDevice final : public Device {
+class XrtDevice final : public PooledDevice {
  public:
-  XrtDevice(std::shared_ptr<const XrtLibrary> library, int32_t index,
-            MemoryPoolOptions pool_options)
-      : index_(index),
-        name_(DeviceId{DeviceKind::kXRT, index}.ToString()),
-        card_(std::move(library), index, name_),
-        description_(Describe()),
-        raw_allocator_(card_, name_),
-        pool_(raw_allocator_, WithDeviceName(std::move(pool_options), name_)) {}
-
-  DeviceId id() const override { return DeviceId{DeviceKind::kXRT, index_}; }
-  std::string description() const override { return description_; }
-
-  void* Allocate(size_t bytes) override { return pool_.Allocate(bytes); }
-  void Free(void* handle, size_t bytes) override { pool_.Free(handle, bytes); }
+  // `card` is the card `id` names, opened.
+  XrtDevice(DeviceId id, std::shared_ptr<const OpenCard> card, MemoryPoolOptions pool_options)
+      : PooledDevice(id, DescribeCard(*card, id.ToString()),
+                     std::make_unique<XrtBufferAllocator>(card, id.ToString()),
+                     std::move(pool_options)),
+        card_(std::move(card)) {}
 
   void CopyFromHost(const void* source, void* destination_handle, size_t destination_offset,
                     size_t bytes) override {
     if (bytes == 0) return;
-    std::lock_guard lock(card_.mutex());
+    std::lock_guard lock(card_->mutex());
     WriteLocked(source, BufferOf(destination_handle), destination_offset, bytes);
   }
 
   void CopyToHost(const void* source_handle, size_t source_offset, void* destination,
                   size_t bytes) override {
     if (bytes == 0) return;
-    std::lock_guard lock(card_.mutex());
+    std::lock_guard lock(card_->mutex());
     ReadLocked(BufferOf(source_handle), source_offset, destination, bytes);
   }
 
@@ -123,7 +124,7 @@ class XrtDevice final : public Device {
     // Reading the whole range before writing any of it makes overlapping
     // ranges of one buffer behave like memmove.
     std::vector<std::byte> staging(bytes);
-    std::lock_guard lock(card_.mutex());
+    std::lock_guard lock(card_->mutex());
     ReadLocked(BufferOf(source_handle), source_offset, staging.data(), bytes);
     WriteLocked(staging.data(), BufferOf(destination_handle), destination_offset, bytes);
   }
@@ -131,53 +132,32 @@ class XrtDevice final : public Device {
   // Every copy has finished when it returns.
   void Synchronize() override {}
 
-  MemoryStatistics memory_statistics() const override { return pool_.statistics(); }
-  void ReleaseCachedMemory() override { pool_.ReleaseCached(); }
-  void SetMemoryLimit(size_t bytes) override { pool_.SetLimit(bytes); }
-
  private:
   // The host side of the buffer first, then the DMA to the card.
   void WriteLocked(const void* source, xclBufferHandle buffer, size_t offset, size_t bytes) {
-    const XrtLibrary& library = card_.library();
-    XrtLibrary::Check(
-        static_cast<long long>(library.write_buffer(card_.handle(), buffer, source, bytes, offset)),
-        name_, "xclWriteBO");
-    XrtLibrary::Check(
-        library.synchronize_buffer(card_.handle(), buffer, XCL_BO_SYNC_BO_TO_DEVICE, bytes, offset),
-        name_, "xclSyncBO");
+    const XrtLibrary& library = card_->library();
+    XrtLibrary::Check(static_cast<long long>(
+                          library.write_buffer(card_->handle(), buffer, source, bytes, offset)),
+                      name(), "xclWriteBO");
+    XrtLibrary::Check(library.synchronize_buffer(card_->handle(), buffer, XCL_BO_SYNC_BO_TO_DEVICE,
+                                                 bytes, offset),
+                      name(), "xclSyncBO");
   }
 
   // The DMA from the card first, then the host side of the buffer.
   void ReadLocked(xclBufferHandle buffer, size_t offset, void* destination, size_t bytes) {
-    const XrtLibrary& library = card_.library();
-    XrtLibrary::Check(library.synchronize_buffer(card_.handle(), buffer, XCL_BO_SYNC_BO_FROM_DEVICE,
-                                                 bytes, offset),
-                      name_, "xclSyncBO");
+    const XrtLibrary& library = card_->library();
+    XrtLibrary::Check(library.synchronize_buffer(card_->handle(), buffer,
+                                                 XCL_BO_SYNC_BO_FROM_DEVICE, bytes, offset),
+                      name(), "xclSyncBO");
     XrtLibrary::Check(static_cast<long long>(
-                          library.read_buffer(card_.handle(), buffer, destination, bytes, offset)),
-                      name_, "xclReadBO");
+                          library.read_buffer(card_->handle(), buffer, destination, bytes, offset)),
+                      name(), "xclReadBO");
   }
 
-  // "xrt:0 (xilinx_u250_gen3x16_xdma_shell_4_1, 64.0 GiB DDR, pooled)"; the
-  // card's name is left out when the driver will not describe it.
-  std::string Describe() const {
-    xclDeviceInfo2 information = {};
-    if (card_.library().get_device_information(card_.handle(), &information) != 0) {
-      return name_ + " (Xilinx card through " + card_.library().library_name() + ", pooled)";
-    }
-    const std::string model(information.mName,
-                            strnlen(information.mName, sizeof(information.mName)));
-    return name_ + " (" + model + ", " + FormatByteSize(information.mDDRSize) + " DDR, pooled)";
-  }
-
-  const int32_t index_;
-  const std::string name_;
-  // Destroyed in reverse order: the pool returns its cache through the
-  // allocator while the card is still open.
-  OpenCard card_;
-  const std::string description_;
-  XrtBufferAllocator raw_allocator_;
-  MemoryPool pool_;
+  // Shared with the raw allocator, which keeps the card open until the pool
+  // has returned its cache through it.
+  const std::shared_ptr<const OpenCard> card_;
 };
 
 }  // namespace
@@ -192,7 +172,8 @@ int32_t XrtDeviceCount() {
 
 std::unique_ptr<Device> CreateXrtDevice(std::shared_ptr<const XrtLibrary> library, int32_t index,
                                         MemoryPoolOptions pool_options) {
-  const std::string name = DeviceId{DeviceKind::kXRT, index}.ToString();
+  const DeviceId id{DeviceKind::kXRT, index};
+  const std::string name = id.ToString();
   const int32_t count = XrtDeviceCount(*library);
   if (count == 0) {
     throw Error(ErrorKind::kDevice, "no XRT device: " + library->library_name() +
@@ -204,7 +185,8 @@ std::unique_ptr<Device> CreateXrtDevice(std::shared_ptr<const XrtLibrary> librar
                 "no device " + name + ": " + std::to_string(count) +
                     (count == 1 ? " XRT device present" : " XRT devices present"));
   }
-  return std::make_unique<XrtDevice>(std::move(library), index, std::move(pool_options));
+  auto card = std::make_shared<OpenCard>(std::move(library), index, name);
+  return std::make_unique<XrtDevice>(id, std::move(card), std::move(pool_options));
 }
 
 std::unique_ptr<Device> CreateXrtDevice(int32_t index, MemoryPoolOptions pool_options) {

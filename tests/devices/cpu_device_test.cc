@@ -5,41 +5,22 @@
 #include <cctype>
 #include <cstdint>
 #include <cstring>
-#include <numeric>
 #include <string>
 #include <vector>
 
 #include "relay/devices.h"
 #include "relay/error.h"
+#include "tests/devices/device_test_support.h"
 
 namespace relay::devices {
 namespace {
 
 constexpr size_t kMiB = size_t{1} << 20;
 
-// Runs `operation`, expects a kDevice error and returns its message.
-template <typename Function>
-std::string DeviceErrorMessage(Function operation) {
-  try {
-    operation();
-  } catch (const Error& error) {
-    EXPECT_EQ(error.kind(), ErrorKind::kDevice);
-    return error.message();
-  }
-  ADD_FAILURE() << "expected a kDevice error";
-  return "";
-}
-
 bool ContainsIgnoringCase(std::string text, std::string word) {
   for (char& character : text) character = static_cast<char>(std::tolower(character));
   for (char& character : word) character = static_cast<char>(std::tolower(character));
   return text.find(word) != std::string::npos;
-}
-
-std::vector<uint8_t> Pattern(size_t bytes) {
-  std::vector<uint8_t> pattern(bytes);
-  for (size_t i = 0; i < bytes; ++i) pattern[i] = static_cast<uint8_t>(i * 7 + 3);
-  return pattern;
 }
 
 TEST(CpuDeviceTest, IdentifiesItself) {
@@ -72,7 +53,7 @@ TEST(CpuDeviceTest, AllocationsAre64ByteAlignedAndWritable) {
 
 TEST(CpuDeviceTest, CopiesHonourOffsets) {
   CpuDevice device;
-  const std::vector<uint8_t> pattern = Pattern(100);
+  const std::vector<uint8_t> pattern = Pattern(100, 3);
   void* first = device.Allocate(256);
   void* second = device.Allocate(256);
 
@@ -100,7 +81,7 @@ TEST(CpuDeviceTest, CopiesHonourOffsets) {
 
 TEST(CpuDeviceTest, CopyWithinOneBlockMayOverlap) {
   CpuDevice device;
-  const std::vector<uint8_t> pattern = Pattern(200);
+  const std::vector<uint8_t> pattern = Pattern(200, 3);
   void* block = device.Allocate(pattern.size());
   device.CopyFromHost(pattern.data(), block, 0, pattern.size());
   device.CopyWithinDevice(block, 10, block, 30, 100);  // Forward, overlapping.

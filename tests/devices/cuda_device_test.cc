@@ -1,18 +1,16 @@
 #include "devices/cuda/cuda_device.h"
 
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <functional>
-#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "relay/error.h"
+#include "tests/devices/device_test_support.h"
 #include "tests/devices/fake_cuda_driver.h"
 
 namespace relay::devices {
@@ -23,37 +21,8 @@ constexpr int kCudaErrorNoDevice = 100;
 constexpr int kCudaErrorIllegalAddress = 700;
 constexpr int kCudaErrorUnknown = 999;
 
-// The relay::Error that `action` throws; fails the test when it throws none.
-Error ErrorFrom(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error;
-  }
-  ADD_FAILURE() << "no relay::Error was thrown";
-  return Error(ErrorKind::kInternal, "no error thrown");
-}
-
-bool StartsWith(const std::string& text, const std::string& prefix) {
-  return text.rfind(prefix, 0) == 0;
-}
-
-std::vector<uint8_t> Pattern(size_t bytes, uint8_t first) {
-  std::vector<uint8_t> values(bytes);
-  std::iota(values.begin(), values.end(), first);
-  return values;
-}
-
-// Whether this machine has a CUDA driver, asked of dlopen directly rather
-// than of the code under test.
 bool HostHasCudaDriver() {
-  for (const char* name : {"libcuda.so.1", "libcuda.so"}) {
-    if (void* library = dlopen(name, RTLD_NOW | RTLD_LOCAL)) {
-      dlclose(library);
-      return true;
-    }
-  }
-  return false;
+  return HostCanLoadAnyOf({"libcuda.so.1", "libcuda.so"});
 }
 
 // ---- the machine's own driver --------------------------------------------
@@ -216,10 +185,12 @@ TEST_F(FakeCudaDriverTest, DriverErrorsNameTheDeviceAndTheOperation) {
   EXPECT_EQ(error.message(),
             "cuda:0: cuMemcpyHtoD failed: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access "
             "was encountered)");
-  fake_cuda_fail_next_call("cuCtxSynchronize", 4242);
+  // A code the driver cannot name, yet one a CUresult can hold: cuda.h's
+  // codes run up to 999, so its enumeration holds 0 to 1023 and no more.
+  fake_cuda_fail_next_call("cuCtxSynchronize", 1000);
   error = ErrorFrom([&] { device->Synchronize(); });
   EXPECT_EQ(error.message(),
-            "cuda:0: cuCtxSynchronize failed: CUresult 4242 (unknown to the driver)");
+            "cuda:0: cuCtxSynchronize failed: CUresult 1000 (unknown to the driver)");
   fake_cuda_fail_next_call("cuMemAlloc_v2", kCudaErrorUnknown);
   error = ErrorFrom([&] { device->Allocate(4096); });
   EXPECT_EQ(error.message(), "cuda:0: cuMemAlloc failed: CUDA_ERROR_UNKNOWN (unknown error)");

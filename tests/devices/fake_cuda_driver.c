@@ -1,10 +1,12 @@
 /* A host-memory stand-in for libcuda; see fake_cuda_driver.h.
  *
- * The entry points are declared with C types that share the driver's ABI:
- * CUresult is an enumeration whose values are all non-negative, which C
- * represents as a 32-bit integer; CUdevice is int; CUdeviceptr is unsigned
- * long long; CUcontext points to an incomplete struct CUctx_st, completed
- * here. */
+ * The entry points have exactly the types cuda.h gives the driver's, spelt
+ * without including it: CUresult is enum cudaError_enum (declared here with
+ * only the codes the fake returns), CUdevice is int, CUdeviceptr is unsigned
+ * long long, and CUcontext points to struct CUctx_st, completed here. The
+ * same types, not merely the same ABI: clang's -fsanitize=function checks
+ * every call through a function pointer against the callee's type, by
+ * name, and the backend calls these through pointers typed by cuda.h. */
 #include "fake_cuda_driver.h"
 
 #include <pthread.h>
@@ -12,10 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef int FakeResult;
-typedef unsigned long long FakeDevicePointer;
-
-enum {
+typedef enum cudaError_enum {
   kSuccess = 0,
   kInvalidValue = 1,
   kOutOfMemory = 2,
@@ -25,7 +24,8 @@ enum {
   kInvalidContext = 201,
   kIllegalAddress = 700,
   kUnknown = 999,
-};
+} FakeResult;
+typedef unsigned long long FakeDevicePointer;
 
 enum { kMaximumDevices = 8, kMaximumAllocations = 4096, kMaximumContextDepth = 16 };
 
@@ -119,72 +119,45 @@ static FakeResult FakeDriverGetVersion(int* version) {
   return kSuccess;
 }
 
-static FakeResult FakeGetErrorName(FakeResult result, const char** name) {
-  switch (result) {
-    case kSuccess:
-      *name = "CUDA_SUCCESS";
-      return kSuccess;
-    case kInvalidValue:
-      *name = "CUDA_ERROR_INVALID_VALUE";
-      return kSuccess;
-    case kOutOfMemory:
-      *name = "CUDA_ERROR_OUT_OF_MEMORY";
-      return kSuccess;
-    case kNotInitialised:
-      *name = "CUDA_ERROR_NOT_INITIALIZED";
-      return kSuccess;
-    case kNoDevice:
-      *name = "CUDA_ERROR_NO_DEVICE";
-      return kSuccess;
-    case kInvalidDevice:
-      *name = "CUDA_ERROR_INVALID_DEVICE";
-      return kSuccess;
-    case kInvalidContext:
-      *name = "CUDA_ERROR_INVALID_CONTEXT";
-      return kSuccess;
-    case kIllegalAddress:
-      *name = "CUDA_ERROR_ILLEGAL_ADDRESS";
-      return kSuccess;
-    case kUnknown:
-      *name = "CUDA_ERROR_UNKNOWN";
-      return kSuccess;
+/* What cuGetErrorName and cuGetErrorString answer for each code the fake
+ * knows, worded as the real driver words them. */
+struct ResultText {
+  FakeResult result;
+  const char* name;
+  const char* description;
+};
+
+static const struct ResultText kResultTexts[] = {
+    {kSuccess, "CUDA_SUCCESS", "no error"},
+    {kInvalidValue, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {kOutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {kNotInitialised, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {kNoDevice, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {kInvalidDevice, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {kInvalidContext, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {kIllegalAddress, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {kUnknown, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+/* The entry of kResultTexts for `result`, or NULL for a code the fake does
+ * not know. */
+static const struct ResultText* FindResultText(FakeResult result) {
+  for (size_t i = 0; i < sizeof(kResultTexts) / sizeof(kResultTexts[0]); ++i) {
+    if (kResultTexts[i].result == result) return &kResultTexts[i];
   }
-  *name = NULL;
-  return kInvalidValue;
+  return NULL;
 }
 
-static FakeResult FakeGetErrorString(FakeResult result, const char** text) {
-  switch (result) {
-    case kSuccess:
-      *text = "no error";
-      return kSuccess;
-    case kInvalidValue:
-      *text = "invalid argument";
-      return kSuccess;
-    case kOutOfMemory:
-      *text = "out of memory";
-      return kSuccess;
-    case kNotInitialised:
-      *text = "initialization error";
-      return kSuccess;
-    case kNoDevice:
-      *text = "no CUDA-capable device is detected";
-      return kSuccess;
-    case kInvalidDevice:
-      *text = "invalid device ordinal";
-      return kSuccess;
-    case kInvalidContext:
-      *text = "invalid device context";
-      return kSuccess;
-    case kIllegalAddress:
-      *text = "an illegal memory access was encountered";
-      return kSuccess;
-    case kUnknown:
-      *text = "unknown error";
-      return kSuccess;
-  }
-  *text = NULL;
-  return kInvalidValue;
+static FakeResult FakeGetErrorName(FakeResult result, const char** name) {
+  const struct ResultText* text = FindResultText(result);
+  *name = text == NULL ? NULL : text->name;
+  return text == NULL ? kInvalidValue : kSuccess;
+}
+
+static FakeResult FakeGetErrorString(FakeResult result, const char** description) {
+  const struct ResultText* text = FindResultText(result);
+  *description = text == NULL ? NULL : text->description;
+  return text == NULL ? kInvalidValue : kSuccess;
 }
 
 static FakeResult FakeDeviceGetCount(int* count) {
@@ -408,7 +381,7 @@ void fake_cuda_reset(int new_device_count, size_t memory_bytes, int new_initiali
   refused_allocations = 0;
   device_count = new_device_count < kMaximumDevices ? new_device_count : kMaximumDevices;
   memory_bytes_per_device = memory_bytes;
-  initialise_result = new_initialise_result;
+  initialise_result = (FakeResult)new_initialise_result;
   initialised = 0;
   memset(primary_contexts, 0, sizeof(primary_contexts));
   memset(bytes_in_use, 0, sizeof(bytes_in_use));
@@ -421,7 +394,7 @@ void fake_cuda_fail_next_call(const char* symbol_name, int result) {
   pthread_mutex_lock(&state_mutex);
   strncpy(failing_symbol, symbol_name, sizeof(failing_symbol) - 1);
   failing_symbol[sizeof(failing_symbol) - 1] = '\0';
-  failing_result = result;
+  failing_result = (FakeResult)result;
   pthread_mutex_unlock(&state_mutex);
 }
 

@@ -1,10 +1,14 @@
 /* A host-memory stand-in for libxrt_core; see fake_xrt_driver.h.
  *
- * The entry points are declared with C types that share XRT's ABI on Linux:
- * xclDeviceHandle is void*, xclBufferHandle is unsigned int (NULLBO is
- * 0xffffffff), and the enumerations xclVerbosityLevel and xclBOSyncDirection
- * are passed as int. xclGetDeviceInfo2 is present but always answers ENOSYS,
- * so its structure need not be reproduced here. */
+ * The entry points have exactly the types xrt.h gives XRT's on Linux, spelt
+ * without including it: xclDeviceHandle is void*, xclBufferHandle is
+ * unsigned int (NULLBO is 0xffffffff), and the enumerations xclVerbosityLevel
+ * and xclBOSyncDirection are declared here with their tags and the values the
+ * fake needs. The same types, not merely the same ABI: clang's
+ * -fsanitize=function checks every call through a function pointer against
+ * the callee's type, by name, and the backend calls these through pointers
+ * typed by xrt.h. xclGetDeviceInfo2 is present but always answers ENOSYS, so
+ * its struct xclDeviceInfo2 stays incomplete here. */
 #include "fake_xrt_driver.h"
 
 #include <errno.h>
@@ -14,7 +18,11 @@
 
 typedef unsigned int FakeBuffer;
 
-enum { kMaximumCards = 4, kMaximumBuffers = 1024, kSyncToCard = 0, kSyncFromCard = 1 };
+enum xclVerbosityLevel { kQuiet = 0 };
+enum xclBOSyncDirection { kSyncToCard = 0, kSyncFromCard = 1 };
+struct xclDeviceInfo2;
+
+enum { kMaximumCards = 4, kMaximumBuffers = 1024 };
 static const FakeBuffer kNoBuffer = 0xffffffffu;
 
 struct Card {
@@ -65,7 +73,7 @@ static unsigned int FakeProbe(void) {
   return count;
 }
 
-static void* FakeOpen(unsigned int index, const char* log_file, int verbosity) {
+static void* FakeOpen(unsigned int index, const char* log_file, enum xclVerbosityLevel verbosity) {
   (void)log_file;
   (void)verbosity;
   void* card = NULL;
@@ -84,7 +92,7 @@ static void FakeClose(void* card) {
   pthread_mutex_unlock(&state_mutex);
 }
 
-static int FakeGetDeviceInfo(void* card, void* information) {
+static int FakeGetDeviceInfo(void* card, struct xclDeviceInfo2* information) {
   (void)card;
   (void)information;
   return -ENOSYS;
@@ -158,7 +166,8 @@ static size_t FakeRead(void* card, FakeBuffer buffer, void* destination, size_t 
   return (size_t)(-(long)error_number);
 }
 
-static int FakeSync(void* card, FakeBuffer buffer, int direction, size_t bytes, size_t offset) {
+static int FakeSync(void* card, FakeBuffer buffer, enum xclBOSyncDirection direction, size_t bytes,
+                    size_t offset) {
   pthread_mutex_lock(&state_mutex);
   int error_number = TakeInjectedFailureLocked("xclSyncBO");
   struct BufferObject* object = FindRangeLocked(card, buffer, offset, bytes);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "relay/error.h"
+#include "tests/devices/device_test_support.h"
 
 namespace relay::devices {
 namespace {
@@ -110,19 +111,6 @@ class MemoryPoolTest : public ::testing::Test {
     options.bytes_limit = bytes_limit;
     options.clock = [this] { return clock_.now(); };
     return options;
-  }
-
-  // Runs `allocation`, expects a kDevice error and returns its message.
-  template <typename Function>
-  std::string DeviceErrorMessage(Function allocation) {
-    try {
-      allocation();
-    } catch (const Error& error) {
-      EXPECT_EQ(error.kind(), ErrorKind::kDevice);
-      return error.message();
-    }
-    ADD_FAILURE() << "expected a kDevice error";
-    return "";
   }
 
   FakeClock clock_;

@@ -7,13 +7,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <functional>
-#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "relay/error.h"
+#include "tests/devices/device_test_support.h"
 
 // These tests run against the machine's OpenCL platforms: with Debian's
 // pocl-opencl-icd (installed by tools/install-deps.sh) opencl:0 is pocl's CPU
@@ -21,26 +20,6 @@
 
 namespace relay::devices {
 namespace {
-
-Error ErrorFrom(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error;
-  }
-  ADD_FAILURE() << "no relay::Error was thrown";
-  return Error(ErrorKind::kInternal, "no error thrown");
-}
-
-bool StartsWith(const std::string& text, const std::string& prefix) {
-  return text.rfind(prefix, 0) == 0;
-}
-
-std::vector<uint8_t> Pattern(size_t bytes, uint8_t first) {
-  std::vector<uint8_t> values(bytes);
-  std::iota(values.begin(), values.end(), first);
-  return values;
-}
 
 // The number of OpenCL devices, or 0 when there is no loader at all.
 int32_t AvailableDeviceCount() {

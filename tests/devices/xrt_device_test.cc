@@ -1,53 +1,24 @@
 #include "devices/xrt/xrt_device.h"
 
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <functional>
-#include <numeric>
 #include <string>
 #include <vector>
 
 #include "relay/error.h"
+#include "tests/devices/device_test_support.h"
 #include "tests/devices/fake_xrt_driver.h"
 
 namespace relay::devices {
 namespace {
 
-Error ErrorFrom(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error;
-  }
-  ADD_FAILURE() << "no relay::Error was thrown";
-  return Error(ErrorKind::kInternal, "no error thrown");
-}
-
-bool StartsWith(const std::string& text, const std::string& prefix) {
-  return text.rfind(prefix, 0) == 0;
-}
-
-std::vector<uint8_t> Pattern(size_t bytes, uint8_t first) {
-  std::vector<uint8_t> values(bytes);
-  std::iota(values.begin(), values.end(), first);
-  return values;
-}
-
-// Whether XRT's hardware layer is installed, asked of dlopen directly rather
-// than of the code under test.
+// Whether XRT's hardware layer is installed.
 bool HostHasXrt() {
-  for (const char* name : {"libxrt_core.so.2", "libxrt_core.so"}) {
-    if (void* library = dlopen(name, RTLD_NOW | RTLD_LOCAL)) {
-      dlclose(library);
-      return true;
-    }
-  }
-  return false;
+  return HostCanLoadAnyOf({"libxrt_core.so.2", "libxrt_core.so"});
 }
 
 // ---- the machine's own XRT -----------------------------------------------
