@@ -4,6 +4,7 @@
 #include <string>
 
 #include "relay/version.h"
+#include "tools/subcommands.h"
 
 namespace relay::tools {
 
@@ -28,9 +29,8 @@ constexpr Subcommand kSubcommands[] = {
      "run a program on NumPy inputs and print or save its result", nullptr,
      "the VM interpreter (issue 5)"},
     {"check", "check FILE.relay", "type-check a Relay program and print each global's type",
-     nullptr, "the Relay front end (issue 3)"},
-    {"fmt", "fmt FILE.relay", "print a Relay program in canonical text form", nullptr,
-     "the Relay front end (issue 3)"},
+     RunCheckCommand, ""},
+    {"fmt", "fmt FILE.relay", "print a Relay program in canonical text form", RunFmtCommand, ""},
     {"disasm", "disasm IN.rbc|IN.relay", "print the bytecode of each function", nullptr,
      "the bytecode compiler (issue 5)"},
 };

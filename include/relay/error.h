@@ -78,3 +78,7 @@ class Error : public std::exception {
   do {                                                                                       \
     if (!(condition)) ::relay::ThrowInternalError(#condition, __FILE__, __LINE__, (detail)); \
   } while (false)
+
+// Marks a path the code itself rules out; reaching it is an internal error.
+#define RELAY_UNREACHABLE(detail) \
+  ::relay::ThrowInternalError("unreachable", __FILE__, __LINE__, (detail))

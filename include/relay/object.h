@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace relay {
 
@@ -22,6 +23,7 @@ namespace relay {
 enum class ObjectKind : uint8_t {
   kStorage,
   kTensor,
+  kKernelIR,  // a node of the kernel IR (kernels/kir), which has kinds of its own
 };
 
 class Object {
@@ -36,7 +38,29 @@ class Object {
 
   void IncrementReference() const { reference_count_.fetch_add(1, std::memory_order_relaxed); }
   void DecrementReference() const {
-    if (reference_count_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    if (reference_count_.fetch_sub(1, std::memory_order_acq_rel) == 1) DestroyDeferred(this);
+  }
+
+  // Deletes `object` without recursion: objects whose destructors release
+  // the last reference to further objects (a million-element list, a long
+  // chain of IR nodes) are queued and deleted in a loop on this thread, so
+  // the C++ stack stays flat however long the chain. Any class with a
+  // virtual destructor may use it.
+  template <typename T>
+  static void DestroyDeferred(const T* object) {
+    thread_local std::vector<const T*>* queue = nullptr;
+    if (queue != nullptr) {
+      queue->push_back(object);
+      return;
+    }
+    std::vector<const T*> pending{object};
+    queue = &pending;
+    while (!pending.empty()) {
+      const T* next = pending.back();
+      pending.pop_back();
+      delete next;
+    }
+    queue = nullptr;
   }
 
  private:

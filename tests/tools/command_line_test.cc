@@ -62,4 +62,79 @@ TEST(CommandLineTest, SubcommandHelpShowsUsage) {
   EXPECT_TRUE(Contains(result.output, "usage: relay-vm compile")) << result.output;
 }
 
+// Writes `text` to a fresh file under the test's temporary directory.
+std::string WriteTempFile(const std::string& name, const std::string& text) {
+  std::string path = ::testing::TempDir() + name;
+  FILE* file = std::fopen(path.c_str(), "wb");
+  if (file == nullptr) return path;
+  std::fwrite(text.data(), 1, text.size(), file);
+  std::fclose(file);
+  return path;
+}
+
+TEST(CheckCommandTest, PrintsEachGlobalsType) {
+  std::string path = WriteTempFile("check_ok.relay",
+                                   "#[version = \"0.0.5\"]\n"
+                                   "def @square(%x: Tensor[(2, ?), float32]) { multiply(%x, %x) }\n"
+                                   "def @main(%n: int32) -> int32 { @length(Cons(%n, Nil)) }\n");
+  CommandResult result = RunRelayVm("check " + path);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_EQ(result.output,
+            "@square: fn (Tensor[(2, ?), float32]) -> Tensor[(2, ?), float32]\n"
+            "@main: fn (int32) -> int32\n");
+}
+
+TEST(CheckCommandTest, ReportsErrorsWithLocationAndCaretAndFails) {
+  std::string path =
+      WriteTempFile("check_bad.relay",
+                    "#[version = \"0.0.5\"]\n"
+                    "def @main(%a: Tensor[(2, 3), float32], %b: Tensor[(3, 2), float32]) {\n"
+                    "  add(%a, %b)\n"
+                    "}\n");
+  CommandResult result = RunRelayVm("check " + path);
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_TRUE(Contains(result.output,
+                       path + ":3:3: error: operator add: operands of shapes (2, 3) and (3, 2) "
+                              "cannot be broadcast\n  add(%a, %b)\n  ^~~~~~~~~~~"))
+      << result.output;
+}
+
+TEST(CheckCommandTest, MissingFileIsAOneLineError) {
+  CommandResult result = RunRelayVm("check /nonexistent/model.relay");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.output,
+            "relay-vm: /nonexistent/model.relay: error: cannot open: No such file or directory\n");
+}
+
+TEST(CheckCommandTest, WrongArgumentCountIsAUsageError) {
+  CommandResult result = RunRelayVm("check");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_TRUE(Contains(result.output, "expected one file")) << result.output;
+}
+
+TEST(FmtCommandTest, PrintsCanonicalTextThatIsAFixedPoint) {
+  std::string path = WriteTempFile("fmt_in.relay",
+                                   "#[version = \"0.0.5\"]\n"
+                                   "def @main(%x: float32) { %x * 2f + 1f }\n");
+  CommandResult first = RunRelayVm("fmt " + path);
+  EXPECT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_EQ(first.output,
+            "#[version = \"0.0.5\"]\n\n"
+            "def @main(%x: float32) {\n"
+            "  %0 = multiply(%x, 2f);\n"
+            "  add(%0, 1f)\n"
+            "}\n");
+  std::string formatted = WriteTempFile("fmt_out.relay", first.output);
+  CommandResult second = RunRelayVm("fmt " + formatted);
+  EXPECT_EQ(second.output, first.output);
+}
+
+TEST(FmtCommandTest, SyntaxErrorsFail) {
+  std::string path = WriteTempFile("fmt_bad.relay", "#[version = \"0.0.5\"]\ndef @main( { 1 }\n");
+  CommandResult result = RunRelayVm("fmt " + path);
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_TRUE(Contains(result.output, path + ":2:12: error: expected local variable, found '{'"))
+      << result.output;
+}
+
 }  // namespace

@@ -28,8 +28,13 @@ std::string_view ErrorKindName(ErrorKind kind) {
 
 std::string SourceSpan::ToString() const {
   if (line <= 0) return file;
-  std::string text = file + ":" + std::to_string(line);
-  if (column > 0) text += ":" + std::to_string(column);
+  std::string text = file;
+  text += ':';
+  text += std::to_string(line);
+  if (column > 0) {
+    text += ':';
+    text += std::to_string(column);
+  }
   return text;
 }
 

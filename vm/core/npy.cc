@@ -24,8 +24,6 @@ namespace {
 
 constexpr uint8_t kMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 constexpr size_t kMagicBytes = sizeof kMagic;
-// Magic, version and the widest (4-byte) header length.
-constexpr size_t kLongestPreambleBytes = kMagicBytes + 2 + 4;
 // NumPy itself refuses headers over 10000 bytes by default; real files with
 // relay's dtypes have headers under 200 bytes. The limit bounds what a
 // hostile file can make us allocate before its data is checked.
@@ -80,7 +78,7 @@ const NumpyType& NumpyTypeOf(DType dtype) {
   for (const NumpyType& type : kNumpyTypes) {
     if (type.dtype == dtype) return type;
   }
-  RELAY_CHECK(false, "dtype missing from the NumPy table");
+  RELAY_UNREACHABLE("dtype missing from the NumPy table");
 }
 
 struct ElementType {
@@ -302,7 +300,8 @@ struct NpyLayout {
 
 // Validates magic, version and header length, and returns where the header
 // ends (and the data begins). `prefix` holds the first
-// min(file_size, kLongestPreambleBytes) bytes or more.
+// whole preamble (magic, version, header length: at most 12 bytes) or the
+// whole file, whichever is shorter.
 uint64_t HeaderEnd(std::span<const uint8_t> prefix, uint64_t file_size, const std::string& name,
                    size_t* header_start) {
   if (file_size == 0) ThrowLoadError(name, "not a .npy file: the file is empty");

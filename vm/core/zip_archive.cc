@@ -94,7 +94,7 @@ class InflateStream {
  public:
   InflateStream() {
     if (inflateInit2(&stream_, -MAX_WBITS) != Z_OK) {
-      RELAY_CHECK(false, "inflateInit2 failed: out of memory or a zlib version mismatch");
+      RELAY_UNREACHABLE("inflateInit2 failed: out of memory or a zlib version mismatch");
     }
   }
   ~InflateStream() { inflateEnd(&stream_); }
@@ -111,7 +111,7 @@ class DeflateStream {
   DeflateStream() {
     if (deflateInit2(&stream_, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -MAX_WBITS, 8,
                      Z_DEFAULT_STRATEGY) != Z_OK) {
-      RELAY_CHECK(false, "deflateInit2 failed: out of memory or a zlib version mismatch");
+      RELAY_UNREACHABLE("deflateInit2 failed: out of memory or a zlib version mismatch");
     }
   }
   ~DeflateStream() { deflateEnd(&stream_); }

@@ -1,0 +1,86 @@
+// The operator table: one definition per operator (DESIGN.md section 4).
+//
+// An OperatorDefinition names the operator, its inputs, its attribute schema,
+// its fusion pattern and its type relation. The type relation works on
+// device- and compiler-neutral value types, so the same function types a
+// call at compile time (where dimensions may be unknown, kAnyDim) and
+// computes output shapes at run time (where every dimension is known).
+// Later issues add the compute definition (kernel IR) to each entry.
+//
+// Thread-safety: the table is built once, on first use, and is immutable
+// afterwards; lookups may happen from any thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/attributes.h"
+#include "relay/dtype.h"
+#include "relay/tensor.h"
+
+namespace relay::kernels {
+
+// An unknown dimension, Relay's `?`.
+inline constexpr int64_t kAnyDim = -1;
+
+// The type of an operator input or output: a tensor, or a tuple of them
+// (concatenate takes a tuple; split and batch_norm return one).
+struct ValueType {
+  bool is_tuple = false;
+  std::vector<int64_t> shape;  // tensors: dims, kAnyDim for `?`
+  DType dtype = DType::kFloat32;
+  std::vector<ValueType> fields;  // tuples
+
+  static ValueType Tensor(std::vector<int64_t> shape, DType dtype);
+  static ValueType Tuple(std::vector<ValueType> fields);
+  bool operator==(const ValueType& other) const;
+  // Relay text: Tensor[(2, ?), float32], (Tensor[...], ...).
+  std::string ToString() const;
+};
+
+// How an operator may be fused with its neighbours (Relay's OpPatternKind).
+enum class FusionPattern {
+  kElementwise,
+  kBroadcast,
+  kInjective,
+  kCommReduce,
+  kOutElementwiseFusable,  // dense, conv: an elementwise epilogue may fuse
+  kOpaque,
+};
+
+// What a type relation sees of one input besides its type: its value, when
+// the input is a constant (arange's bounds, dyn.reshape's shape).
+struct RelationInput {
+  const ValueType* type;
+  const Tensor* constant;  // null unless the input is a known constant
+};
+
+// Thrown by type relations; the type checker adds the operator name and the
+// call's source location.
+struct OperatorTypeError {
+  std::string message;
+};
+
+using TypeRelation =
+    std::function<ValueType(std::span<const RelationInput> inputs, const Attrs& attrs)>;
+
+struct OperatorDefinition {
+  std::string name;                      // Relay's name: "add", "nn.conv2d"
+  std::vector<std::string> input_names;  // fixed arity
+  AttrSchema attributes;
+  FusionPattern pattern = FusionPattern::kOpaque;
+  TypeRelation relation;
+  std::string summary;  // one line for documentation and the REPL
+};
+
+// The operator named `name`, or null.
+const OperatorDefinition* FindOperator(std::string_view name);
+// Every operator, sorted by name.
+std::span<const OperatorDefinition* const> AllOperators();
+
+}  // namespace relay::kernels

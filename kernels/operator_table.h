@@ -1,0 +1,26 @@
+// Internal: how operator families add their definitions to the table.
+// Each family lives in kernels/operators/<family>.cc and exposes one
+// Register*Operators function; operator.cc calls them all, once.
+#pragma once
+
+#include "kernels/operator.h"
+
+namespace relay::kernels {
+
+class OperatorTableBuilder {
+ public:
+  // Adds a definition; a duplicate name is an internal error.
+  void Add(OperatorDefinition definition);
+  std::vector<OperatorDefinition>& definitions() { return definitions_; }
+
+ private:
+  std::vector<OperatorDefinition> definitions_;
+};
+
+void RegisterElementwiseOperators(OperatorTableBuilder& table);  // unary, binary, where, cast, clip
+void RegisterReductionOperators(OperatorTableBuilder& table);    // sum, mean, argmax, ...
+void RegisterNeuralNetworkOperators(OperatorTableBuilder& table);  // nn.*
+void RegisterTransformOperators(OperatorTableBuilder& table);  // reshape, concatenate, take, ...
+void RegisterImageOperators(OperatorTableBuilder& table);      // image.resize2d
+
+}  // namespace relay::kernels

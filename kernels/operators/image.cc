@@ -1,0 +1,81 @@
+// Image operators: image.resize2d.
+#include "kernels/operator_table.h"
+#include "kernels/operators/relation_helpers.h"
+
+namespace relay::kernels {
+namespace {
+
+// roi: None or four numbers (start_h, start_w, end_h, end_w), used only by the
+// tf_crop_and_resize coordinate mode.
+void ExpectRegionOfInterest(const Attrs& attrs) {
+  const AttrValue& roi = GetAttr(attrs, "roi");
+  if (roi.is_none()) return;
+  bool valid = roi.kind() == AttrValue::Kind::kList && roi.as_list().size() == 4;
+  if (valid) {
+    for (const AttrValue& item : roi.as_list()) {
+      valid =
+          valid && (item.kind() == AttrValue::Kind::kFloat || item.kind() == AttrValue::Kind::kInt);
+    }
+  }
+  if (!valid) {
+    FailRelation("attribute 'roi' expects a list of 4 numbers, got " + roi.ToString());
+  }
+}
+
+ValueType Resize2DRelation(std::span<const RelationInput> inputs, const Attrs& attrs) {
+  const ValueType& data = ExpectTensor(inputs, 0, "data");
+  ExpectRank(data, 4, "data");
+  const std::string& layout = StringAttr(attrs, "layout");
+  const size_t height_axis = layout.find('H');
+  const size_t width_axis = layout.find('W');
+  bool valid_layout = layout.size() == 4 && height_axis != std::string::npos &&
+                      width_axis != std::string::npos && layout.find('N') != std::string::npos &&
+                      layout.find('C') != std::string::npos;
+  if (!valid_layout) {
+    FailRelation("attribute 'layout' is \"" + layout +
+                 "\": expected an arrangement of N, C, H, W such as \"NCHW\"");
+  }
+  // "bilinear" is the name older Relay versions gave to "linear".
+  ChoiceAttr(attrs, "method", {"nearest_neighbor", "linear", "bilinear"});
+  ChoiceAttr(attrs, "coordinate_transformation_mode",
+             {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
+              "tf_half_pixel_for_nn", "tf_crop_and_resize"});
+  ChoiceAttr(attrs, "rounding_method",
+             {"", "round", "floor", "ceil", "round_prefer_floor", "round_prefer_ceil"});
+  ExpectRegionOfInterest(attrs);
+  const std::vector<int64_t> size = IntListAttr(attrs, "size");
+  if (size.size() != 2 || size[0] < 1 || size[1] < 1) {
+    FailRelation("attribute 'size' expects [height, width] with both >= 1, got " +
+                 GetAttr(attrs, "size").ToString());
+  }
+  Dims shape = data.shape;
+  shape[height_axis] = size[0];
+  shape[width_axis] = size[1];
+  return ValueType::Tensor(std::move(shape), DTypeAttr(attrs, "out_dtype", data.dtype));
+}
+
+}  // namespace
+
+void RegisterImageOperators(OperatorTableBuilder& table) {
+  table.Add(
+      {.name = "image.resize2d",
+       .input_names = {"data"},
+       .attributes = {RequiredAttr("size", AttrKind::kIntList),
+                      DefaultAttr("roi", AttrKind::kAny,
+                                  AttrValue::List({AttrValue::Float(0), AttrValue::Float(0),
+                                                   AttrValue::Float(0), AttrValue::Float(0)})),
+                      DefaultAttr("layout", AttrKind::kString, AttrValue::String("NCHW")),
+                      DefaultAttr("method", AttrKind::kString, AttrValue::String("linear")),
+                      DefaultAttr("coordinate_transformation_mode", AttrKind::kString,
+                                  AttrValue::String("half_pixel")),
+                      DefaultAttr("rounding_method", AttrKind::kString, AttrValue::String("")),
+                      DefaultAttr("cubic_alpha", AttrKind::kFloat, AttrValue::Float(-0.5)),
+                      DefaultAttr("cubic_exclude", AttrKind::kInt, AttrValue::Int(0)),
+                      DefaultAttr("extrapolation_value", AttrKind::kFloat, AttrValue::Float(0.0)),
+                      DefaultAttr("out_dtype", AttrKind::kString, AttrValue::String(""))},
+       .pattern = FusionPattern::kInjective,
+       .relation = Resize2DRelation,
+       .summary = "Resizes height and width (nearest_neighbor or linear interpolation)."});
+}
+
+}  // namespace relay::kernels

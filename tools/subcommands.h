@@ -1,0 +1,16 @@
+// The subcommands of relay-vm, one file each.
+#pragma once
+
+#include <iosfwd>
+#include <span>
+#include <string_view>
+
+namespace relay::tools {
+
+// Each takes the arguments after its name and returns the exit code.
+int RunCheckCommand(std::span<const std::string_view> arguments, std::ostream& out,
+                    std::ostream& err);
+int RunFmtCommand(std::span<const std::string_view> arguments, std::ostream& out,
+                  std::ostream& err);
+
+}  // namespace relay::tools
