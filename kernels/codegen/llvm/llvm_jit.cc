@@ -1,0 +1,608 @@
+#include "kernels/codegen/llvm/llvm_jit.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <optional>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <llvm/ADT/StringMap.h>
+#include <llvm/Config/llvm-config.h>
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
+#include <llvm/ExecutionEngine/Orc/Core.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/DerivedTypes.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/OptimizationLevel.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Support/xxhash.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include "relay/error.h"
+
+namespace relay::kernels::llvm_backend {
+namespace {
+
+// ---- converting LLVM's errors --------------------------------------------
+
+// LLVM is built without exceptions, so nothing may be thrown through its
+// frames; errors are taken out of llvm::Error values here, at each call site.
+[[noreturn]] void ThrowLlvmFailure(ErrorKind kind, std::string_view operation, llvm::Error error,
+                                   const std::string& detail = {}) {
+  std::string message = "LLVM JIT: " + std::string(operation) + " failed: ";
+  message += llvm::toString(std::move(error));
+  if (!detail.empty()) message += "\n" + detail;
+  throw Error(kind, std::move(message));
+}
+
+void CheckLlvm(llvm::Error error, ErrorKind kind, std::string_view operation) {
+  if (error) ThrowLlvmFailure(kind, operation, std::move(error));
+}
+
+template <typename T>
+T UnwrapLlvm(llvm::Expected<T> value, ErrorKind kind, std::string_view operation) {
+  if (!value) ThrowLlvmFailure(kind, operation, value.takeError());
+  if constexpr (std::is_reference_v<T>) {
+    return *value;
+  } else {
+    return std::move(*value);
+  }
+}
+
+// ORC reports failures of materialisation (for instance an unresolved
+// external symbol) to the session's error reporter, while the lookup that
+// triggered it only says that the symbol could not be materialised. The
+// reporter keeps the detailed text for the failing thread: with no compile
+// threads, ORC links on the thread that asked for the symbol.
+thread_local std::string session_errors;
+
+void RecordSessionError(llvm::Error error) {
+  if (!session_errors.empty()) session_errors += "\n";
+  session_errors += llvm::toString(std::move(error));
+}
+
+// ---- process-wide LLVM set-up ----------------------------------------------
+
+void InitializeLlvmOnce() {
+  static const bool initialized = [] {
+    // Each returns true on failure.
+    return !llvm::InitializeNativeTarget() && !llvm::InitializeNativeTargetAsmPrinter() &&
+           !llvm::InitializeNativeTargetAsmParser();
+  }();
+  if (!initialized) {
+    throw Error(ErrorKind::kDevice,
+                "LLVM JIT: this build of LLVM cannot generate code for the host CPU (" +
+                    llvm::sys::getProcessTriple() + ")");
+  }
+}
+
+struct HostTarget {
+  llvm::orc::JITTargetMachineBuilder builder;
+  std::string description;
+};
+
+HostTarget DetectHostTarget() {
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string cpu = llvm::sys::getHostCPUName().str();
+  llvm::orc::JITTargetMachineBuilder builder(triple);
+  builder.setCPU(cpu);
+  std::vector<std::string> enabled_features;
+  for (const auto& feature : llvm::sys::getHostCPUFeatures()) {
+    // Disabled features are passed on too: a CPU name implies features that
+    // a virtual machine may have switched off.
+    builder.getFeatures().AddFeature(feature.first(), feature.second);
+    if (feature.second) enabled_features.push_back("+" + feature.first().str());
+  }
+  // Position-independent code with the small code model: calls to libm and
+  // to host symbols go through GOT/PLT stubs that the linker builds, so the
+  // JIT's memory may lie anywhere relative to the process's libraries, and
+  // the code keeps the short RIP-relative forms of the small model.
+  builder.setRelocationModel(llvm::Reloc::PIC_);
+  builder.setCodeModel(llvm::CodeModel::Small);
+  builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+
+  std::sort(enabled_features.begin(), enabled_features.end());
+  std::string description = triple.str() + " cpu=" + cpu + " features=";
+  for (size_t index = 0; index < enabled_features.size(); ++index) {
+    if (index > 0) description += ",";
+    description += enabled_features[index];
+  }
+  return {std::move(builder), std::move(description)};
+}
+
+// ---- the disk cache ---------------------------------------------------------
+
+// One file per key: a fixed header, the full key, then the object file.
+//   magic "RLYKOBJ\0" | format version u32 | key size u32 | payload size u64
+//   | payload checksum u64 (xxh3) | key bytes | payload bytes
+// Integers are in host byte order: the key names the host target, so a
+// file is only ever read by the kind of machine that wrote it. The full key
+// is stored and compared, so a file-name hash collision is a miss, never a
+// wrong kernel.
+constexpr char kMagic[8] = {'R', 'L', 'Y', 'K', 'O', 'B', 'J', '\0'};
+constexpr size_t kHeaderSize = 8 + 4 + 4 + 8 + 8;
+
+template <typename T>
+void AppendInteger(std::string& bytes, T value) {
+  char buffer[sizeof(T)];
+  std::memcpy(buffer, &value, sizeof(T));
+  bytes.append(buffer, sizeof(T));
+}
+
+template <typename T>
+T ReadInteger(const std::string& bytes, size_t offset) {
+  T value;
+  std::memcpy(&value, bytes.data() + offset, sizeof(T));
+  return value;
+}
+
+uint64_t Checksum(std::string_view bytes) {
+  return llvm::xxh3_64bits(llvm::StringRef(bytes.data(), bytes.size()));
+}
+
+class DiskObjectCache {
+ public:
+  explicit DiskObjectCache(std::string directory) : directory_(std::move(directory)) {}
+
+  bool enabled() const { return !directory_.empty(); }
+
+  enum class LoadOutcome { kMissing, kRejected, kFound };
+
+  // Reads the object stored under `full_key` into `payload`. kRejected: a
+  // file exists but is truncated, corrupt or written for another key.
+  LoadOutcome Load(const std::string& full_key, std::string& payload) const {
+    std::ifstream file(PathFor(full_key), std::ios::binary);
+    if (!file) return LoadOutcome::kMissing;
+    std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    if (file.bad() || bytes.size() < kHeaderSize) return LoadOutcome::kRejected;
+    if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) return LoadOutcome::kRejected;
+    size_t offset = sizeof(kMagic);
+    auto version = ReadInteger<uint32_t>(bytes, offset);
+    auto key_size = ReadInteger<uint32_t>(bytes, offset + 4);
+    auto payload_size = ReadInteger<uint64_t>(bytes, offset + 8);
+    auto payload_checksum = ReadInteger<uint64_t>(bytes, offset + 16);
+    if (version != kKernelCacheFormatVersion) return LoadOutcome::kRejected;
+    // Sizes are checked against the file before any arithmetic can overflow.
+    size_t body_size = bytes.size() - kHeaderSize;
+    if (key_size > body_size || payload_size != body_size - key_size) {
+      return LoadOutcome::kRejected;
+    }
+    std::string_view stored_key(bytes.data() + kHeaderSize, key_size);
+    std::string_view stored_payload(bytes.data() + kHeaderSize + key_size, payload_size);
+    if (stored_key != full_key || Checksum(stored_payload) != payload_checksum) {
+      return LoadOutcome::kRejected;
+    }
+    payload.assign(stored_payload);
+    return LoadOutcome::kFound;
+  }
+
+  // Writes atomically: the entry is written to a file of its own and renamed
+  // over the final name, so a concurrent reader (another thread or process)
+  // sees the old file, no file, or the complete new one. Returns false when
+  // the entry could not be written.
+  bool Store(const std::string& full_key, std::string_view payload) const {
+    std::error_code error;
+    std::filesystem::create_directories(directory_, error);
+    if (error) return false;
+    std::string bytes(kMagic, sizeof(kMagic));
+    AppendInteger<uint32_t>(bytes, kKernelCacheFormatVersion);
+    AppendInteger<uint32_t>(bytes, static_cast<uint32_t>(full_key.size()));
+    AppendInteger<uint64_t>(bytes, payload.size());
+    AppendInteger<uint64_t>(bytes, Checksum(payload));
+    bytes += full_key;
+    bytes += payload;
+
+    static std::atomic<uint64_t> temporary_counter{0};
+    std::string final_path = PathFor(full_key);
+    std::string temporary_path = final_path + ".tmp." + std::to_string(::getpid()) + "." +
+                                 std::to_string(temporary_counter.fetch_add(1));
+    {
+      std::ofstream file(temporary_path, std::ios::binary | std::ios::trunc);
+      file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      file.close();
+      if (!file) {
+        std::filesystem::remove(temporary_path, error);
+        return false;
+      }
+    }
+    std::filesystem::rename(temporary_path, final_path, error);
+    if (error) {
+      std::filesystem::remove(temporary_path, error);
+      return false;
+    }
+    return true;
+  }
+
+  std::string PathFor(const std::string& full_key) const {
+    static constexpr char kHexDigits[] = "0123456789abcdef";
+    uint64_t hash = Checksum(full_key);
+    std::string name(16, '0');
+    for (int digit = 15; digit >= 0; --digit, hash >>= 4) name[digit] = kHexDigits[hash & 0xf];
+    return (std::filesystem::path(directory_) / (name + ".relay-object")).string();
+  }
+
+  const std::string& directory() const { return directory_; }
+
+ private:
+  std::string directory_;
+};
+
+// One CompileOrReuse key. `mutex` is held while the key is being built, so
+// concurrent callers of the same key wait for one build.
+struct CacheSlot {
+  std::mutex mutex;
+  llvm::orc::JITDylib* dylib = nullptr;  // set once the object is linked
+  std::unordered_map<std::string, void*> entries;
+};
+
+}  // namespace
+
+// ---- the JIT -----------------------------------------------------------------
+
+class LlvmJit::Impl {
+ public:
+  explicit Impl(std::string cache_directory) : disk_(std::move(cache_directory)) {
+    InitializeLlvmOnce();
+    HostTarget host = DetectHostTarget();
+    target_builder_ = std::move(host.builder);
+    target_description_ = std::move(host.description);
+
+    // No platform: kernels have no static initialisers, thread-locals or
+    // exception tables to register. Process symbols are reached only through
+    // the host dylib below, which is explicit about what kernels may call.
+    jit_ = UnwrapLlvm(llvm::orc::LLJITBuilder()
+                          .setJITTargetMachineBuilder(target_builder_)
+                          .setPlatformSetUp(llvm::orc::setUpInactivePlatform)
+                          .setLinkProcessSymbolsByDefault(false)
+                          .create(),
+                      ErrorKind::kDevice, "creating the host JIT");
+    jit_->getExecutionSession().setErrorReporter(RecordSessionError);
+
+    host_dylib_ = &UnwrapLlvm<llvm::orc::JITDylib&>(jit_->createJITDylib("relay.host"),
+                                                    ErrorKind::kDevice, "creating the host dylib");
+    auto process_symbols =
+        UnwrapLlvm(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+                       jit_->getDataLayout().getGlobalPrefix()),
+                   ErrorKind::kDevice, "opening the process's symbol table");
+    host_dylib_->addGenerator(std::move(process_symbols));
+  }
+
+  const std::string& target_description() const { return target_description_; }
+  const std::string& cache_directory() const { return disk_.directory(); }
+
+  void DefineSymbol(const std::string& name, void* address) {
+    std::lock_guard lock(mutex_);
+    auto existing = defined_symbols_.find(name);
+    if (existing != defined_symbols_.end()) {
+      if (existing->second == address) return;
+      throw Error(ErrorKind::kUsage,
+                  "LLVM JIT: host symbol '" + name + "' is already bound to another address");
+    }
+    llvm::orc::SymbolMap symbols;
+    symbols[jit_->mangleAndIntern(name)] = llvm::orc::ExecutorSymbolDef(
+        llvm::orc::ExecutorAddr::fromPtr(address), llvm::JITSymbolFlags::Exported);
+    CheckLlvm(host_dylib_->define(llvm::orc::absoluteSymbols(std::move(symbols))),
+              ErrorKind::kUsage, "binding host symbol '" + name + "'");
+    defined_symbols_.emplace(name, address);
+  }
+
+  std::unique_ptr<llvm::TargetMachine> CreateTargetMachine() const {
+    // A TargetMachine is not safe to share between threads that generate
+    // code, so each compile gets its own; the builder is copied so that
+    // concurrent compiles only read the shared one.
+    llvm::orc::JITTargetMachineBuilder builder = target_builder_;
+    return UnwrapLlvm(builder.createTargetMachine(), ErrorKind::kDevice,
+                      "creating a target machine for the host");
+  }
+
+  void OptimizeWith(llvm::TargetMachine& target_machine, llvm::Module& module) const {
+    std::string report;
+    llvm::raw_string_ostream report_stream(report);
+    if (llvm::verifyModule(module, &report_stream)) {
+      report_stream.flush();
+      throw Error(ErrorKind::kInternal, "LLVM JIT: module '" + module.getModuleIdentifier() +
+                                            "' is not valid LLVM IR:\n" + report);
+    }
+    module.setTargetTriple(target_machine.getTargetTriple().str());
+    module.setDataLayout(target_machine.createDataLayout());
+    // The vectoriser asks the target about each function; without these
+    // attributes it would still see the TargetMachine's CPU, but inlining
+    // between functions with different attributes is refused, so all get
+    // the same ones unless the caller chose otherwise.
+    for (llvm::Function& function : module) {
+      if (function.isDeclaration()) continue;
+      if (!function.hasFnAttribute("target-cpu")) {
+        function.addFnAttr("target-cpu", target_machine.getTargetCPU());
+      }
+      if (!function.hasFnAttribute("target-features")) {
+        function.addFnAttr("target-features", target_machine.getTargetFeatureString());
+      }
+    }
+
+    llvm::PipelineTuningOptions tuning;
+    tuning.LoopInterleaving = true;
+    tuning.LoopVectorization = true;
+    tuning.SLPVectorization = true;
+    tuning.LoopUnrolling = true;
+    // Declared in this order so that each manager outlives those that hold
+    // proxies to it.
+    llvm::LoopAnalysisManager loop_analyses;
+    llvm::FunctionAnalysisManager function_analyses;
+    llvm::CGSCCAnalysisManager call_graph_analyses;
+    llvm::ModuleAnalysisManager module_analyses;
+    llvm::PassBuilder pass_builder(&target_machine, tuning);
+    pass_builder.registerModuleAnalyses(module_analyses);
+    pass_builder.registerCGSCCAnalyses(call_graph_analyses);
+    pass_builder.registerFunctionAnalyses(function_analyses);
+    pass_builder.registerLoopAnalyses(loop_analyses);
+    pass_builder.crossRegisterProxies(loop_analyses, function_analyses, call_graph_analyses,
+                                      module_analyses);
+    llvm::ModulePassManager passes =
+        pass_builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    passes.run(module, module_analyses);
+  }
+
+  void Optimize(llvm::Module& module) const {
+    std::unique_ptr<llvm::TargetMachine> target_machine = CreateTargetMachine();
+    OptimizeWith(*target_machine, module);
+  }
+
+  // Clang's -fsanitize=function (part of -fsanitize=undefined) makes every
+  // indirect call read the 8 bytes before the callee, where clang-built
+  // functions keep a type signature. A JIT function at the start of its
+  // code segment has no mapped memory there, so a sanitised caller would
+  // fault. 16 bytes of zeros before each definition keep that read in
+  // mapped memory (zeros are not the signature, so the check is skipped)
+  // and keep entry points 16-byte aligned.
+  static void AddCallerSafePrefixes(llvm::Module& module) {
+    llvm::Type* prefix_type = llvm::ArrayType::get(llvm::Type::getInt32Ty(module.getContext()), 4);
+    llvm::Constant* zeros = llvm::ConstantAggregateZero::get(prefix_type);
+    for (llvm::Function& function : module) {
+      if (!function.isDeclaration() && !function.hasPrefixData()) function.setPrefixData(zeros);
+    }
+  }
+
+  // Optimises and compiles to a relocatable object; frees the module.
+  std::unique_ptr<llvm::MemoryBuffer> CompileToObject(BuiltModule built) {
+    RELAY_CHECK(built.module != nullptr && built.context != nullptr,
+                "a module to compile and its context");
+    RELAY_CHECK(&built.module->getContext() == built.context.get(),
+                "the module belongs to the context handed over with it");
+    std::unique_ptr<llvm::TargetMachine> target_machine = CreateTargetMachine();
+    OptimizeWith(*target_machine, *built.module);
+    AddCallerSafePrefixes(*built.module);
+    llvm::orc::SimpleCompiler compiler(*target_machine);
+    std::unique_ptr<llvm::MemoryBuffer> object =
+        UnwrapLlvm(compiler(*built.module), ErrorKind::kInternal,
+                   "compiling module '" + built.module->getModuleIdentifier() + "'");
+    {
+      std::lock_guard lock(mutex_);
+      ++statistics_.compiles;
+    }
+    return object;
+  }
+
+  // Links `object` into a dylib of its own and returns that dylib with the
+  // address of `entry_symbol`. On failure the dylib is removed again.
+  std::pair<llvm::orc::JITDylib*, void*> Link(std::unique_ptr<llvm::MemoryBuffer> object,
+                                              const std::string& entry_symbol) {
+    // A dylib per object keeps kernels' symbol names independent of one
+    // another (two kernels may both define "kernel"), makes a cached object
+    // loadable without renaming, and lets a failed link be thrown away
+    // without poisoning other kernels.
+    std::string dylib_name;
+    {
+      std::lock_guard lock(mutex_);
+      dylib_name = "relay.kernel." + std::to_string(next_dylib_number_++);
+    }
+    llvm::orc::JITDylib& dylib = UnwrapLlvm<llvm::orc::JITDylib&>(
+        jit_->createJITDylib(dylib_name), ErrorKind::kInternal, "creating a kernel dylib");
+    dylib.addToLinkOrder(*host_dylib_);
+    session_errors.clear();
+    auto remove_and_throw = [&](std::string_view operation, llvm::Error error) {
+      std::string detail = std::move(session_errors);
+      session_errors.clear();
+      llvm::consumeError(jit_->getExecutionSession().removeJITDylib(dylib));
+      ThrowLlvmFailure(ErrorKind::kInternal, operation, std::move(error), detail);
+    };
+    if (llvm::Error error = jit_->addObjectFile(dylib, std::move(object))) {
+      remove_and_throw("adding the object of " + dylib_name, std::move(error));
+    }
+    llvm::Expected<llvm::orc::ExecutorAddr> address = jit_->lookup(dylib, entry_symbol);
+    if (!address) {
+      remove_and_throw("linking " + dylib_name + " and finding '" + entry_symbol + "'",
+                       address.takeError());
+    }
+    return {&dylib, address->toPtr<void*>()};
+  }
+
+  void* LookupIn(llvm::orc::JITDylib& dylib, const std::string& entry_symbol) {
+    session_errors.clear();
+    llvm::Expected<llvm::orc::ExecutorAddr> address = jit_->lookup(dylib, entry_symbol);
+    if (!address) {
+      std::string detail = std::move(session_errors);
+      session_errors.clear();
+      ThrowLlvmFailure(ErrorKind::kInternal, "finding '" + entry_symbol + "'", address.takeError(),
+                       detail);
+    }
+    return address->toPtr<void*>();
+  }
+
+  void* Compile(BuiltModule built, const std::string& entry_symbol) {
+    return Link(CompileToObject(std::move(built)), entry_symbol).second;
+  }
+
+  void* CompileOrReuse(const std::string& key, const BuildModuleFn& build,
+                       const std::string& entry_symbol) {
+    std::shared_ptr<CacheSlot> slot;
+    {
+      std::lock_guard lock(mutex_);
+      std::shared_ptr<CacheSlot>& entry = slots_[key];
+      if (!entry) entry = std::make_shared<CacheSlot>();
+      slot = entry;
+    }
+    std::lock_guard slot_lock(slot->mutex);
+    if (slot->dylib != nullptr) {
+      CountStatistic(&LlvmJitStatistics::memory_hits);
+      auto known = slot->entries.find(entry_symbol);
+      if (known != slot->entries.end()) return known->second;
+      void* address = LookupIn(*slot->dylib, entry_symbol);
+      slot->entries.emplace(entry_symbol, address);
+      return address;
+    }
+
+    std::string full_key = DiskKey(key);
+    if (disk_.enabled()) {
+      std::string payload;
+      DiskObjectCache::LoadOutcome outcome = disk_.Load(full_key, payload);
+      if (outcome == DiskObjectCache::LoadOutcome::kFound) {
+        try {
+          auto [dylib, address] = Link(
+              llvm::MemoryBuffer::getMemBufferCopy(payload, "cached:" + disk_.PathFor(full_key)),
+              entry_symbol);
+          CountStatistic(&LlvmJitStatistics::disk_hits);
+          return Remember(*slot, dylib, entry_symbol, address);
+        } catch (const Error&) {
+          // An entry that passed its checksum but does not link (for example
+          // one whose references the process cannot satisfy) is rebuilt; if
+          // the rebuilt object fails the same way, that error is reported.
+          outcome = DiskObjectCache::LoadOutcome::kRejected;
+        }
+      }
+      if (outcome == DiskObjectCache::LoadOutcome::kRejected) {
+        CountStatistic(&LlvmJitStatistics::disk_rejects);
+      }
+    }
+
+    std::unique_ptr<llvm::MemoryBuffer> object = CompileToObject(build());
+    if (disk_.enabled()) {
+      bool written = disk_.Store(full_key, object->getBuffer());
+      CountStatistic(written ? &LlvmJitStatistics::disk_writes
+                             : &LlvmJitStatistics::disk_write_failures);
+    }
+    auto [dylib, address] = Link(std::move(object), entry_symbol);
+    return Remember(*slot, dylib, entry_symbol, address);
+  }
+
+  LlvmJitStatistics statistics() const {
+    std::lock_guard lock(mutex_);
+    return statistics_;
+  }
+
+ private:
+  std::string DiskKey(const std::string& key) const {
+    return "relay-vm kernel cache v" + std::to_string(kKernelCacheFormatVersion) + "\nllvm " +
+           LLVM_VERSION_STRING + "\n" + target_description_ + "\n" + key;
+  }
+
+  static void* Remember(CacheSlot& slot, llvm::orc::JITDylib* dylib,
+                        const std::string& entry_symbol, void* address) {
+    slot.dylib = dylib;
+    slot.entries.emplace(entry_symbol, address);
+    return address;
+  }
+
+  void CountStatistic(uint64_t LlvmJitStatistics::*counter) {
+    std::lock_guard lock(mutex_);
+    ++(statistics_.*counter);
+  }
+
+  DiskObjectCache disk_;
+  llvm::orc::JITTargetMachineBuilder target_builder_{llvm::Triple()};
+  std::string target_description_;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  llvm::orc::JITDylib* host_dylib_ = nullptr;
+
+  mutable std::mutex mutex_;  // guards the members below
+  std::unordered_map<std::string, void*> defined_symbols_;
+  std::unordered_map<std::string, std::shared_ptr<CacheSlot>> slots_;
+  LlvmJitStatistics statistics_;
+  uint64_t next_dylib_number_ = 0;
+};
+
+// ---- public interface ----------------------------------------------------------
+
+std::string DefaultKernelCacheDirectory() {
+  if (const char* override_directory = std::getenv("RELAY_CACHE_DIR")) {
+    std::string_view value = override_directory;
+    if (value.empty() || value == "off") return "";
+    return std::string(value);
+  }
+  // The XDG base-directory specification says relative values are ignored.
+  const char* xdg_cache_home = std::getenv("XDG_CACHE_HOME");
+  if (xdg_cache_home != nullptr && xdg_cache_home[0] == '/') {
+    return std::string(xdg_cache_home) + "/relay-vm/kernels";
+  }
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && home[0] != '\0') return std::string(home) + "/.cache/relay-vm/kernels";
+  return "";
+}
+
+LlvmJit::LlvmJit(std::string cache_directory)
+    : impl_(std::make_unique<Impl>(std::move(cache_directory))) {}
+
+LlvmJit::~LlvmJit() = default;
+
+const std::string& LlvmJit::TargetDescription() const {
+  return impl_->target_description();
+}
+
+const std::string& LlvmJit::cache_directory() const {
+  return impl_->cache_directory();
+}
+
+void LlvmJit::DefineSymbol(const std::string& name, void* address) {
+  impl_->DefineSymbol(name, address);
+}
+
+void LlvmJit::Optimize(llvm::Module& module) const {
+  impl_->Optimize(module);
+}
+
+void* LlvmJit::Compile(std::unique_ptr<llvm::Module> module,
+                       std::unique_ptr<llvm::LLVMContext> context,
+                       const std::string& entry_symbol) {
+  BuiltModule built;
+  built.context = std::move(context);
+  built.module = std::move(module);
+  return impl_->Compile(std::move(built), entry_symbol);
+}
+
+void* LlvmJit::CompileOrReuse(const std::string& key, const BuildModuleFn& build,
+                              const std::string& entry_symbol) {
+  return impl_->CompileOrReuse(key, build, entry_symbol);
+}
+
+LlvmJitStatistics LlvmJit::statistics() const {
+  return impl_->statistics();
+}
+
+LlvmJit& HostJit() {
+  static LlvmJit* const host_jit = new LlvmJit(DefaultKernelCacheDirectory());
+  return *host_jit;
+}
+
+}  // namespace relay::kernels::llvm_backend

@@ -1,0 +1,290 @@
+// The kernel IR: a small, device-neutral, loop-level IR (DESIGN.md section 4).
+//
+// An operator's compute definition, and a fused primitive function made of
+// several, becomes one Kernel: a loop nest over buffers with scalar
+// expressions inside. Dimensions may be symbolic (Var), so one kernel serves
+// every value of a `?` dimension. Schedules mark loops parallel, vectorised
+// or unrolled; each target (LLVM for the CPU, later CUDA C and OpenCL C)
+// lowers the same IR.
+//
+// Nodes are immutable and reference counted; expressions carry their dtype.
+// Index arithmetic is int64. The calling convention of every lowered kernel
+// is one function `void entry(void* const* buffers, const int64_t* dims)`:
+// `buffers[i]` is the first element of parameter i, `dims[j]` the value of
+// dimension variable j.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "relay/dtype.h"
+#include "relay/error.h"
+#include "relay/object.h"
+
+namespace relay::kernels::kir {
+
+enum class NodeKind : uint8_t {
+  // expressions
+  kIntImm,
+  kFloatImm,
+  kVar,
+  kLoad,
+  kBinary,
+  kUnary,
+  kSelect,
+  kCast,
+  // statements
+  kFor,
+  kStore,
+  kSequence,
+  kIfThenElse,
+  kAllocate,
+  kLetStmt,
+};
+
+class Node : public Object {
+ public:
+  explicit Node(NodeKind kind) : Object(ObjectKind::kKernelIR), node_kind_(kind) {}
+  NodeKind node_kind() const { return node_kind_; }
+
+ private:
+  const NodeKind node_kind_;
+};
+
+template <typename T, typename U>
+const T* As(const Ref<const U>& node) {
+  return node && node->node_kind() == T::kKind ? static_cast<const T*>(node.get()) : nullptr;
+}
+
+// ---- expressions ---------------------------------------------------------------
+
+class ExprNode : public Node {
+ public:
+  ExprNode(NodeKind kind, DType dtype) : Node(kind), dtype(dtype) {}
+  const DType dtype;
+};
+using Expr = Ref<const ExprNode>;
+
+class IntImmNode final : public ExprNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::kIntImm;
+  IntImmNode(int64_t value, DType dtype);
+  const int64_t value;
+};
+
+class FloatImmNode final : public ExprNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::kFloatImm;
+  FloatImmNode(double value, DType dtype);
+  const double value;
+};
+
+// A loop index or a symbolic dimension: always int64. Identity is the node.
+class VarNode final : public ExprNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::kVar;
+  explicit VarNode(std::string name) : ExprNode(kKind, DType::kInt64), name(std::move(name)) {}
+  const std::string name;
+};
+using Var = Ref<const VarNode>;
+
+// A kernel parameter or a local scratch buffer: compact, row-major.
+class BufferNode final : public Object {
+ public:
+  BufferNode(std::string name, DType dtype, std::vector<Expr> shape);
+  const std::string name;
+  const DType dtype;
+  const std::vector<Expr> shape;  // int64 expressions: constants or dimension variables
+};
+using Buffer = Ref<const BufferNode>;
+
+class LoadNode final : public ExprNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::kLoad;
+  LoadNode(Buffer buffer, Expr index);
+  const Buffer buffer;
+  const Expr index;  // flat element index, int64
+};
+
+#define RELAY_KIR_BINARY_OPS(X) \
+  X(kAdd, "+")                  \
+  X(kSubtract, "-")             \
+  X(kMultiply, "*")             \
+  X(kDivide, "/")               \
+  X(kFloorDivide, "floordiv")   \
+  X(kFloorMod, "floormod")      \
+  X(kMinimum, "min")            \
+  X(kMaximum, "max")            \
+  X(kPower, "pow")              \
+  X(kAnd, "&&")                 \
+  X(kOr, "||")                  \
+  X(kEqual, "==")               \
+  X(kNotEqual, "!=")            \
+  X(kLess, "<")                 \
+  X(kLessEqual, "<=")           \
+  X(kGreater, ">")              \
+  X(kGreaterEqual, ">=")
+
+enum class BinaryOp : uint8_t {
+#define RELAY_KIR_ENUMERATOR(enumerator, text) enumerator,
+  RELAY_KIR_BINARY_OPS(RELAY_KIR_ENUMERATOR)
+#undef RELAY_KIR_ENUMERATOR
+};
+std::string_view BinaryOpText(BinaryOp op);
+bool IsComparison(BinaryOp op);  // == != < <= > >=: result is bool
+
+class BinaryNode final : public ExprNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::kBinary;
+  // Operands must share a dtype; logical ops take bool.
+  BinaryNode(BinaryOp op, Expr a, Expr b);
+  const BinaryOp op;
+  const Expr a;
+  const Expr b;
+};
+
+#define RELAY_KIR_UNARY_OPS(X) \
+  X(kNegate, "neg")            \
+  X(kAbs, "abs")               \
+  X(kExp, "exp")               \
+  X(kLog, "log")               \
+  X(kSqrt, "sqrt")             \
+  X(kTanh, "tanh")             \
+  X(kErf, "erf")               \
+  X(kFloor, "floor")           \
+  X(kCeil, "ceil")             \
+  X(kRound, "round")           \
+  X(kNot, "!")
+
+enum class UnaryOp : uint8_t {
+#define RELAY_KIR_ENUMERATOR(enumerator, text) enumerator,
+  RELAY_KIR_UNARY_OPS(RELAY_KIR_ENUMERATOR)
+#undef RELAY_KIR_ENUMERATOR
+};
+std::string_view UnaryOpText(UnaryOp op);
+
+class UnaryNode final : public ExprNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::kUnary;
+  UnaryNode(UnaryOp op, Expr a);
+  const UnaryOp op;
+  const Expr a;
+};
+
+class SelectNode final : public ExprNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::kSelect;
+  SelectNode(Expr condition, Expr if_true, Expr if_false);
+  const Expr condition;
+  const Expr if_true;
+  const Expr if_false;
+};
+
+class CastNode final : public ExprNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::kCast;
+  CastNode(DType dtype, Expr value) : ExprNode(kKind, dtype), value(std::move(value)) {}
+  const Expr value;
+};
+
+// ---- statements ------------------------------------------------------------------
+
+class StmtNode : public Node {
+ public:
+  using Node::Node;
+};
+using Stmt = Ref<const StmtNode>;
+
+// How a target may run a loop's iterations.
+enum class ForKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled };
+std::string_view ForKindText(ForKind kind);
+
+// for (var = 0; var < extent; ++var) body
+class ForNode final : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::kFor;
+  ForNode(Var var, Expr extent, ForKind kind, Stmt body);
+  const Var var;
+  const Expr extent;
+  const ForKind kind;
+  const Stmt body;
+};
+
+class StoreNode final : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::kStore;
+  StoreNode(Buffer buffer, Expr index, Expr value);
+  const Buffer buffer;
+  const Expr index;
+  const Expr value;
+};
+
+class SequenceNode final : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::kSequence;
+  explicit SequenceNode(std::vector<Stmt> statements);
+  const std::vector<Stmt> statements;
+};
+
+class IfThenElseNode final : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::kIfThenElse;
+  // `else_body` may be null.
+  IfThenElseNode(Expr condition, Stmt then_body, Stmt else_body);
+  const Expr condition;
+  const Stmt then_body;
+  const Stmt else_body;
+};
+
+// A scratch buffer of constant size that lives for `body` (an accumulator).
+class AllocateNode final : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::kAllocate;
+  AllocateNode(Buffer buffer, Stmt body);
+  const Buffer buffer;
+  const Stmt body;
+};
+
+class LetStmtNode final : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::kLetStmt;
+  LetStmtNode(Var var, Expr value, Stmt body);
+  const Var var;
+  const Expr value;
+  const Stmt body;
+};
+
+// ---- kernels ---------------------------------------------------------------------
+
+struct Kernel {
+  std::string name;
+  std::vector<Buffer> params;  // inputs first, then outputs
+  size_t output_count = 1;
+  std::vector<Var> dims;  // symbolic dimensions, in calling-convention order
+  Stmt body;
+};
+
+// Readable text of a kernel, also its identity for caching: two kernels with
+// the same text compute the same thing.
+std::string PrintKernel(const Kernel& kernel);
+std::string PrintExpr(const Expr& expr);
+
+// ---- builders (fold constants in index arithmetic) ---------------------------------
+
+Expr Int(int64_t value);
+Expr Float(double value, DType dtype);
+Expr Add(Expr a, Expr b);
+Expr Subtract(Expr a, Expr b);
+Expr Multiply(Expr a, Expr b);
+Expr Binary(BinaryOp op, Expr a, Expr b);
+Expr Unary(UnaryOp op, Expr a);
+Expr Select(Expr condition, Expr if_true, Expr if_false);
+Expr Cast(DType dtype, Expr value);  // the value itself when it already has `dtype`
+Expr Load(const Buffer& buffer, Expr index);
+// Row-major flat index of `indices` into `buffer`.
+Expr FlatIndex(const Buffer& buffer, const std::vector<Expr>& indices);
+// The product of a buffer's dimensions.
+Expr ElementCount(const Buffer& buffer);
+
+}  // namespace relay::kernels::kir

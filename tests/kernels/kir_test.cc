@@ -1,0 +1,89 @@
+// The kernel IR's builders, validation and printer.
+#include "kernels/kir/kir.h"
+
+#include <gtest/gtest.h>
+
+namespace relay::kernels::kir {
+namespace {
+
+Buffer MakeBuffer(const std::string& name, DType dtype, std::vector<Expr> shape) {
+  return Buffer(new BufferNode(name, dtype, std::move(shape)));
+}
+
+TEST(KernelIrTest, IndexArithmeticFoldsConstants) {
+  Var i(new VarNode("i"));
+  EXPECT_EQ(PrintExpr(Add(Int(2), Int(3))), "5");
+  EXPECT_EQ(PrintExpr(Multiply(Int(1), i)), "v0");
+  EXPECT_EQ(PrintExpr(Add(Multiply(Int(0), i), Int(4))), "4");
+  EXPECT_EQ(PrintExpr(Subtract(i, Int(0))), "v0");
+  // Overflow is not folded: the expression stays as written.
+  EXPECT_EQ(PrintExpr(Multiply(Int(INT64_MAX), Int(2))), "(9223372036854775807 * 2)");
+}
+
+TEST(KernelIrTest, FlatIndexIsRowMajor) {
+  Var rows(new VarNode("rows"));
+  Buffer buffer = MakeBuffer("a", DType::kFloat32, {rows, Int(3), Int(4)});
+  Var i(new VarNode("i")), j(new VarNode("j")), k(new VarNode("k"));
+  // ((i * 3) + j) * 4 + k, with names by first appearance.
+  EXPECT_EQ(PrintExpr(FlatIndex(buffer, {i, j, k})), "((((v0 * 3) + v1) * 4) + v2)");
+  EXPECT_EQ(PrintExpr(ElementCount(buffer)), "((v0 * 3) * 4)");
+}
+
+TEST(KernelIrTest, ComparisonsAreBoolAndOperandsMustAgree) {
+  Expr x = Float(1.5, DType::kFloat32);
+  EXPECT_EQ(Binary(BinaryOp::kLess, x, x)->dtype, DType::kBool);
+  EXPECT_EQ(Binary(BinaryOp::kAdd, x, x)->dtype, DType::kFloat32);
+  try {
+    Binary(BinaryOp::kAdd, x, Float(1, DType::kFloat64));
+    FAIL();
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::kInternal);
+  }
+  EXPECT_THROW(Select(x, x, x), Error);  // non-bool condition
+  EXPECT_THROW(Unary(UnaryOp::kNot, x), Error);
+}
+
+TEST(KernelIrTest, StoreChecksTheDType) {
+  Buffer buffer = MakeBuffer("out", DType::kInt32, {Int(4)});
+  EXPECT_THROW(Stmt(new StoreNode(buffer, Int(0), Float(1, DType::kFloat32))), Error);
+  EXPECT_NO_THROW(
+      Stmt(new StoreNode(buffer, Int(0), Cast(DType::kInt32, Float(1, DType::kFloat32)))));
+}
+
+TEST(KernelIrTest, PrintsAReadableKernel) {
+  Var n(new VarNode("n"));
+  Buffer a = MakeBuffer("a", DType::kFloat32, {n, Int(4)});
+  Buffer b = MakeBuffer("b", DType::kFloat32, {Int(4)});
+  Buffer out = MakeBuffer("out", DType::kFloat32, {n, Int(4)});
+  Var i(new VarNode("i")), j(new VarNode("j"));
+  Expr sum = Add(Load(a, FlatIndex(a, {i, j})), Load(b, j));
+  Expr relu = Binary(BinaryOp::kMaximum, sum, Float(0, DType::kFloat32));
+  Stmt store(new StoreNode(out, FlatIndex(out, {i, j}), relu));
+  Stmt inner(new ForNode(j, Int(4), ForKind::kVectorized, store));
+  Stmt outer(new ForNode(i, n, ForKind::kParallel, inner));
+  Kernel kernel{"fused_add_relu", {a, b, out}, 1, {n}, outer};
+  EXPECT_EQ(PrintKernel(kernel),
+            "kernel fused_add_relu(b0: float32[v0, 4], b1: float32[4], out b2: float32[v0, 4]) {\n"
+            "  parallel for v1 in 0..v0 {\n"
+            "    vectorized for v2 in 0..4 {\n"
+            "      b2[((v1 * 4) + v2)] = max((b0[((v1 * 4) + v2)] + b1[v2]), 0f)\n"
+            "    }\n"
+            "  }\n"
+            "}\n");
+}
+
+TEST(KernelIrTest, KernelsThatDifferOnlyInNamesPrintAlike) {
+  auto build = [](const std::string& prefix) {
+    Var n(new VarNode(prefix + "n"));
+    Buffer x = MakeBuffer(prefix + "x", DType::kFloat64, {n});
+    Buffer y = MakeBuffer(prefix + "y", DType::kFloat64, {n});
+    Var i(new VarNode(prefix + "i"));
+    Stmt body(new ForNode(i, n, ForKind::kSerial,
+                          Stmt(new StoreNode(y, i, Unary(UnaryOp::kExp, Load(x, i))))));
+    return PrintKernel(Kernel{"exp", {x, y}, 1, {n}, body});
+  };
+  EXPECT_EQ(build("first_"), build("second_"));
+}
+
+}  // namespace
+}  // namespace relay::kernels::kir
