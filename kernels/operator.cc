@@ -97,6 +97,7 @@ const OperatorTable& Table() {
     RegisterNeuralNetworkOperators(builder);
     RegisterTransformOperators(builder);
     RegisterImageOperators(builder);
+    AttachElementwiseComputes(builder);
     OperatorTable result;
     result.definitions = std::move(builder.definitions());
     for (const OperatorDefinition& definition : result.definitions) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "kernels/attributes.h"
+#include "kernels/compute/tensor_expr.h"
 #include "relay/dtype.h"
 #include "relay/tensor.h"
 
@@ -76,6 +77,10 @@ struct OperatorDefinition {
   FusionPattern pattern = FusionPattern::kOpaque;
   TypeRelation relation;
   std::string summary;  // one line for documentation and the REPL
+  // How an output element is computed (kernels/compute/); empty for
+  // operators whose kernels are not written yet. Attached after the
+  // families register their entries, hence last.
+  ComputeFunction compute = {};
 };
 
 // The operator named `name`, or null.

@@ -23,4 +23,8 @@ void RegisterNeuralNetworkOperators(OperatorTableBuilder& table);  // nn.*
 void RegisterTransformOperators(OperatorTableBuilder& table);  // reshape, concatenate, take, ...
 void RegisterImageOperators(OperatorTableBuilder& table);      // image.resize2d
 
+// Compute definitions live beside the kernels (kernels/compute/) and are
+// attached to the entries the families registered.
+void AttachElementwiseComputes(OperatorTableBuilder& table);  // elementwise, broadcast, where, cast
+
 }  // namespace relay::kernels

@@ -114,6 +114,7 @@ class LoadNode final : public ExprNode {
   X(kDivide, "/")               \
   X(kFloorDivide, "floordiv")   \
   X(kFloorMod, "floormod")      \
+  X(kTruncMod, "truncmod")      \
   X(kMinimum, "min")            \
   X(kMaximum, "max")            \
   X(kPower, "pow")              \

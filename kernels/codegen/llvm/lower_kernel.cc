@@ -1,0 +1,575 @@
+#include "kernels/codegen/llvm/lower_kernel.h"
+
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Metadata.h>
+#include <llvm/IR/Module.h>
+
+#include <unordered_map>
+
+#include "devices/cpu/thread_pool.h"
+
+namespace relay::kernels::llvm_backend {
+
+namespace {
+
+using namespace relay::kernels::kir;
+
+// Everything needed to lower statements inside one LLVM function.
+struct FunctionState {
+  llvm::Function* function = nullptr;
+  llvm::Value* buffers = nullptr;  // void* const*
+  llvm::Value* dims = nullptr;     // const int64_t*
+  std::unordered_map<const BufferNode*, llvm::Value*> buffer_pointers;
+  std::unordered_map<const VarNode*, llvm::Value*> variables;
+};
+
+class Lowering {
+ public:
+  Lowering(const kir::Kernel& kernel, const std::string& entry_name)
+      : kernel_(kernel),
+        entry_name_(entry_name),
+        context_(std::make_unique<llvm::LLVMContext>()),
+        module_(std::make_unique<llvm::Module>(entry_name, *context_)),
+        builder_(*context_) {
+    // The optimiser's remarks ("loop not vectorized: ...") are for compiler
+    // developers, not for users of relay-vm: keep them off stderr.
+    context_->setDiagnosticHandlerCallBack([](const llvm::DiagnosticInfo*, void*) {}, nullptr);
+  }
+
+  BuiltModule Run() {
+    llvm::FunctionType* entry_type =
+        llvm::FunctionType::get(builder_.getVoidTy(), {Pointer(), Pointer()}, false);
+    llvm::Function* entry =
+        llvm::Function::Create(entry_type, llvm::Function::ExternalLinkage, entry_name_, *module_);
+    entry->addFnAttr(llvm::Attribute::NoUnwind);
+    FunctionState state;
+    state.function = entry;
+    state.buffers = entry->getArg(0);
+    state.dims = entry->getArg(1);
+    builder_.SetInsertPoint(llvm::BasicBlock::Create(*context_, "entry", entry));
+    BindKernelArguments(state);
+    LowerStatement(kernel_.body, state);
+    builder_.CreateRetVoid();
+    return {std::move(context_), std::move(module_)};
+  }
+
+ private:
+  llvm::Type* Pointer() { return builder_.getPtrTy(); }
+
+  // The LLVM type a value of `dtype` has in registers (bool is i1).
+  llvm::Type* RegisterType(DType dtype) {
+    switch (dtype) {
+      case DType::kBool:
+        return builder_.getInt1Ty();
+      case DType::kInt8:
+      case DType::kUInt8:
+        return builder_.getInt8Ty();
+      case DType::kInt16:
+        return builder_.getInt16Ty();
+      case DType::kInt32:
+        return builder_.getInt32Ty();
+      case DType::kInt64:
+        return builder_.getInt64Ty();
+      case DType::kFloat16:
+        return builder_.getHalfTy();
+      case DType::kFloat32:
+        return builder_.getFloatTy();
+      case DType::kFloat64:
+        return builder_.getDoubleTy();
+    }
+    RELAY_UNREACHABLE("dtype without an LLVM type");
+  }
+  // ... and in memory (bool is a byte, as in NumPy and DLPack).
+  llvm::Type* MemoryType(DType dtype) {
+    return dtype == DType::kBool ? builder_.getInt8Ty() : RegisterType(dtype);
+  }
+
+  void BindKernelArguments(FunctionState& state) {
+    for (size_t index = 0; index < kernel_.params.size(); ++index) {
+      llvm::Value* slot = builder_.CreateConstInBoundsGEP1_64(Pointer(), state.buffers, index);
+      state.buffer_pointers[kernel_.params[index].get()] =
+          builder_.CreateLoad(Pointer(), slot, kernel_.params[index]->name);
+    }
+    for (size_t index = 0; index < kernel_.dims.size(); ++index) {
+      llvm::Value* slot =
+          builder_.CreateConstInBoundsGEP1_64(builder_.getInt64Ty(), state.dims, index);
+      state.variables[kernel_.dims[index].get()] =
+          builder_.CreateLoad(builder_.getInt64Ty(), slot, kernel_.dims[index]->name);
+    }
+  }
+
+  // ---- statements ------------------------------------------------------------------
+
+  void LowerStatement(const Stmt& stmt, FunctionState& state) {
+    switch (stmt->node_kind()) {
+      case NodeKind::kFor: {
+        const auto* loop = As<ForNode>(stmt);
+        if (loop->kind == ForKind::kParallel && !inside_parallel_) {
+          LowerParallelFor(loop, state);
+        } else {
+          LowerSerialFor(loop, builder_.getInt64(0), LowerExpr(loop->extent, state), state);
+        }
+        return;
+      }
+      case NodeKind::kStore: {
+        const auto* store = As<StoreNode>(stmt);
+        llvm::Value* value = LowerExpr(store->value, state);
+        if (store->buffer->dtype == DType::kBool)
+          value = builder_.CreateZExt(value, builder_.getInt8Ty());
+        builder_.CreateStore(value, ElementAddress(store->buffer, store->index, state));
+        return;
+      }
+      case NodeKind::kSequence:
+        for (const Stmt& statement : As<SequenceNode>(stmt)->statements)
+          LowerStatement(statement, state);
+        return;
+      case NodeKind::kIfThenElse: {
+        const auto* branch = As<IfThenElseNode>(stmt);
+        llvm::Value* condition = LowerExpr(branch->condition, state);
+        auto* then_block = llvm::BasicBlock::Create(*context_, "then", state.function);
+        auto* else_block = llvm::BasicBlock::Create(*context_, "else", state.function);
+        auto* join_block = llvm::BasicBlock::Create(*context_, "join", state.function);
+        builder_.CreateCondBr(condition, then_block, else_block);
+        builder_.SetInsertPoint(then_block);
+        LowerStatement(branch->then_body, state);
+        builder_.CreateBr(join_block);
+        builder_.SetInsertPoint(else_block);
+        if (branch->else_body) LowerStatement(branch->else_body, state);
+        builder_.CreateBr(join_block);
+        builder_.SetInsertPoint(join_block);
+        return;
+      }
+      case NodeKind::kAllocate: {
+        const auto* allocate = As<AllocateNode>(stmt);
+        int64_t count = 1;
+        for (const Expr& dimension : allocate->buffer->shape)
+          count *= As<IntImmNode>(dimension)->value;
+        // Scratch lives in the entry block's frame, so loops reuse it.
+        llvm::IRBuilder<> entry_builder(&state.function->getEntryBlock(),
+                                        state.function->getEntryBlock().begin());
+        state.buffer_pointers[allocate->buffer.get()] =
+            entry_builder.CreateAlloca(MemoryType(allocate->buffer->dtype),
+                                       entry_builder.getInt64(count), allocate->buffer->name);
+        LowerStatement(allocate->body, state);
+        return;
+      }
+      case NodeKind::kLetStmt: {
+        const auto* let = As<LetStmtNode>(stmt);
+        state.variables[let->var.get()] = LowerExpr(let->value, state);
+        LowerStatement(let->body, state);
+        return;
+      }
+      default:
+        RELAY_UNREACHABLE("lowering a kernel expression as a statement");
+    }
+  }
+
+  // for (var = begin; var < end; ++var) body, with metadata for the loop kind.
+  void LowerSerialFor(const ForNode* loop, llvm::Value* begin, llvm::Value* end,
+                      FunctionState& state) {
+    llvm::BasicBlock* preheader = builder_.GetInsertBlock();
+    auto* header = llvm::BasicBlock::Create(*context_, "loop", state.function);
+    auto* body = llvm::BasicBlock::Create(*context_, "body", state.function);
+    auto* exit = llvm::BasicBlock::Create(*context_, "after", state.function);
+    builder_.CreateBr(header);
+    builder_.SetInsertPoint(header);
+    llvm::PHINode* index = builder_.CreatePHI(builder_.getInt64Ty(), 2, loop->var->name);
+    index->addIncoming(begin, preheader);
+    builder_.CreateCondBr(builder_.CreateICmpSLT(index, end), body, exit);
+    builder_.SetInsertPoint(body);
+    state.variables[loop->var.get()] = index;
+    LowerStatement(loop->body, state);
+    llvm::Value* next =
+        builder_.CreateAdd(index, builder_.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
+    llvm::BranchInst* back_edge = builder_.CreateBr(header);
+    index->addIncoming(next, builder_.GetInsertBlock());
+    if (llvm::MDNode* metadata = LoopMetadata(loop->kind))
+      back_edge->setMetadata("llvm.loop", metadata);
+    builder_.SetInsertPoint(exit);
+  }
+
+  llvm::MDNode* LoopMetadata(ForKind kind) {
+    const char* hint = kind == ForKind::kVectorized ? "llvm.loop.vectorize.enable"
+                       : kind == ForKind::kUnrolled ? "llvm.loop.unroll.full"
+                                                    : nullptr;
+    if (hint == nullptr) return nullptr;
+    std::vector<llvm::Metadata*> operands{nullptr};  // the self reference LLVM requires
+    if (kind == ForKind::kVectorized) {
+      operands.push_back(
+          llvm::MDNode::get(*context_, {llvm::MDString::get(*context_, hint),
+                                        llvm::ConstantAsMetadata::get(builder_.getTrue())}));
+    } else {
+      operands.push_back(llvm::MDNode::get(*context_, {llvm::MDString::get(*context_, hint)}));
+    }
+    llvm::MDNode* node = llvm::MDNode::getDistinct(*context_, operands);
+    node->replaceOperandWith(0, node);
+    return node;
+  }
+
+  // Outlines the loop body into `void chunk(closure, begin, end)` and hands
+  // it to the thread pool. The closure holds the kernel's arguments and the
+  // values of every variable the body may use.
+  void LowerParallelFor(const ForNode* loop, FunctionState& state) {
+    std::vector<const VarNode*> captured;
+    for (const auto& [var, value] : state.variables) captured.push_back(var);
+    // Slot 0: buffers, slot 1: dims, then the captured variables.
+    std::vector<llvm::Type*> slot_types{Pointer(), Pointer()};
+    for (size_t index = 0; index < captured.size(); ++index)
+      slot_types.push_back(builder_.getInt64Ty());
+    llvm::StructType* closure_type = llvm::StructType::get(*context_, slot_types);
+
+    llvm::FunctionType* chunk_type = llvm::FunctionType::get(
+        builder_.getVoidTy(), {Pointer(), builder_.getInt64Ty(), builder_.getInt64Ty()}, false);
+    llvm::Function* chunk = llvm::Function::Create(
+        chunk_type, llvm::Function::InternalLinkage,
+        entry_name_ + ".parallel." + std::to_string(++outlined_count_), *module_);
+    chunk->addFnAttr(llvm::Attribute::NoUnwind);
+
+    // In the caller: fill the closure and call the thread pool.
+    llvm::Value* extent = LowerExpr(loop->extent, state);
+    llvm::Value* closure = CreateEntryAlloca(state.function, closure_type);
+    builder_.CreateStore(state.buffers, builder_.CreateStructGEP(closure_type, closure, 0));
+    builder_.CreateStore(state.dims, builder_.CreateStructGEP(closure_type, closure, 1));
+    for (size_t index = 0; index < captured.size(); ++index) {
+      builder_.CreateStore(
+          state.variables.at(captured[index]),
+          builder_.CreateStructGEP(closure_type, closure, static_cast<unsigned>(index + 2)));
+    }
+    llvm::FunctionType* parallel_for_type = llvm::FunctionType::get(
+        builder_.getVoidTy(),
+        {Pointer(), Pointer(), builder_.getInt64Ty(), builder_.getInt64Ty(), builder_.getInt64Ty()},
+        false);
+    llvm::FunctionCallee parallel_for =
+        module_->getOrInsertFunction(kParallelForSymbol, parallel_for_type);
+    builder_.CreateCall(parallel_for,
+                        {chunk, closure, builder_.getInt64(0), extent, builder_.getInt64(1)});
+    llvm::IRBuilderBase::InsertPoint after_call = builder_.saveIP();
+
+    // The chunk function: rebuild the state from the closure, run the loop
+    // over [begin, end).
+    FunctionState chunk_state;
+    chunk_state.function = chunk;
+    builder_.SetInsertPoint(llvm::BasicBlock::Create(*context_, "entry", chunk));
+    llvm::Value* chunk_closure = chunk->getArg(0);
+    chunk_state.buffers =
+        builder_.CreateLoad(Pointer(), builder_.CreateStructGEP(closure_type, chunk_closure, 0));
+    chunk_state.dims =
+        builder_.CreateLoad(Pointer(), builder_.CreateStructGEP(closure_type, chunk_closure, 1));
+    BindKernelArguments(chunk_state);
+    for (size_t index = 0; index < captured.size(); ++index) {
+      chunk_state.variables[captured[index]] = builder_.CreateLoad(
+          builder_.getInt64Ty(),
+          builder_.CreateStructGEP(closure_type, chunk_closure, static_cast<unsigned>(index + 2)));
+    }
+    // Scratch buffers allocated outside the loop are not shared across
+    // threads; the kernel builder allocates them inside parallel loops.
+    inside_parallel_ = true;
+    LowerSerialFor(loop, chunk->getArg(1), chunk->getArg(2), chunk_state);
+    inside_parallel_ = false;
+    builder_.CreateRetVoid();
+    builder_.restoreIP(after_call);
+  }
+
+  llvm::Value* CreateEntryAlloca(llvm::Function* function, llvm::Type* type) {
+    llvm::IRBuilder<> entry_builder(&function->getEntryBlock(), function->getEntryBlock().begin());
+    return entry_builder.CreateAlloca(type);
+  }
+
+  llvm::Value* ElementAddress(const Buffer& buffer, const Expr& index, FunctionState& state) {
+    auto found = state.buffer_pointers.find(buffer.get());
+    RELAY_CHECK(found != state.buffer_pointers.end(),
+                "kernel uses buffer " + buffer->name + " it does not declare");
+    return builder_.CreateInBoundsGEP(MemoryType(buffer->dtype), found->second,
+                                      LowerExpr(index, state));
+  }
+
+  // ---- expressions -----------------------------------------------------------------
+
+  llvm::Value* LowerExpr(const Expr& expr, FunctionState& state) {
+    switch (expr->node_kind()) {
+      case NodeKind::kIntImm:
+        return llvm::ConstantInt::get(RegisterType(expr->dtype),
+                                      static_cast<uint64_t>(As<IntImmNode>(expr)->value),
+                                      /*IsSigned=*/true);
+      case NodeKind::kFloatImm:
+        return llvm::ConstantFP::get(RegisterType(expr->dtype), As<FloatImmNode>(expr)->value);
+      case NodeKind::kVar: {
+        auto found = state.variables.find(As<VarNode>(expr));
+        RELAY_CHECK(found != state.variables.end(),
+                    "kernel uses variable " + As<VarNode>(expr)->name + " unbound");
+        return found->second;
+      }
+      case NodeKind::kLoad: {
+        const auto* load = As<LoadNode>(expr);
+        llvm::Value* value = builder_.CreateLoad(MemoryType(load->buffer->dtype),
+                                                 ElementAddress(load->buffer, load->index, state));
+        if (load->buffer->dtype == DType::kBool)
+          value = builder_.CreateICmpNE(value, builder_.getInt8(0));
+        return value;
+      }
+      case NodeKind::kBinary: {
+        const auto* binary = As<BinaryNode>(expr);
+        return LowerBinary(binary->op, binary->a->dtype, LowerExpr(binary->a, state),
+                           LowerExpr(binary->b, state));
+      }
+      case NodeKind::kUnary: {
+        const auto* unary = As<UnaryNode>(expr);
+        return LowerUnary(unary->op, unary->a->dtype, LowerExpr(unary->a, state));
+      }
+      case NodeKind::kSelect: {
+        const auto* select = As<SelectNode>(expr);
+        llvm::Value* condition = LowerExpr(select->condition, state);
+        return builder_.CreateSelect(condition, LowerExpr(select->if_true, state),
+                                     LowerExpr(select->if_false, state));
+      }
+      case NodeKind::kCast: {
+        const auto* cast = As<CastNode>(expr);
+        return LowerCast(LowerExpr(cast->value, state), cast->value->dtype, cast->dtype);
+      }
+      default:
+        RELAY_UNREACHABLE("lowering a kernel statement as an expression");
+    }
+  }
+
+  llvm::Value* Intrinsic(llvm::Intrinsic::ID id, llvm::Type* type, std::vector<llvm::Value*> args) {
+    return builder_.CreateIntrinsic(id, {type}, args);
+  }
+
+  // A libm function of float or double (half is computed in float).
+  llvm::Value* LibmCall(const char* float_name, const char* double_name, llvm::Value* value) {
+    llvm::Type* type = value->getType();
+    bool is_half = type->isHalfTy();
+    if (is_half) value = builder_.CreateFPExt(value, builder_.getFloatTy());
+    bool is_double = value->getType()->isDoubleTy();
+    llvm::FunctionCallee callee = module_->getOrInsertFunction(is_double ? double_name : float_name,
+                                                               value->getType(), value->getType());
+    if (auto* function = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+      function->setDoesNotThrow();
+      function->setDoesNotAccessMemory();
+    }
+    llvm::Value* result = builder_.CreateCall(callee, {value});
+    return is_half ? builder_.CreateFPTrunc(result, type) : result;
+  }
+
+  llvm::Value* LowerUnary(UnaryOp op, DType dtype, llvm::Value* value) {
+    llvm::Type* type = value->getType();
+    bool is_float = IsFloat(dtype);
+    switch (op) {
+      case UnaryOp::kNegate:
+        return is_float ? builder_.CreateFNeg(value) : builder_.CreateNeg(value);
+      case UnaryOp::kAbs:
+        if (is_float) return Intrinsic(llvm::Intrinsic::fabs, type, {value});
+        if (!IsSignedInteger(dtype)) return value;
+        return Intrinsic(llvm::Intrinsic::abs, type, {value, builder_.getFalse()});
+      case UnaryOp::kExp:
+        return Intrinsic(llvm::Intrinsic::exp, type, {value});
+      case UnaryOp::kLog:
+        return Intrinsic(llvm::Intrinsic::log, type, {value});
+      case UnaryOp::kSqrt:
+        return Intrinsic(llvm::Intrinsic::sqrt, type, {value});
+      case UnaryOp::kTanh:
+        return LibmCall("tanhf", "tanh", value);
+      case UnaryOp::kErf:
+        return LibmCall("erff", "erf", value);
+      case UnaryOp::kFloor:
+        return is_float ? Intrinsic(llvm::Intrinsic::floor, type, {value}) : value;
+      case UnaryOp::kCeil:
+        return is_float ? Intrinsic(llvm::Intrinsic::ceil, type, {value}) : value;
+      // NumPy rounds halves to even.
+      case UnaryOp::kRound:
+        return is_float ? Intrinsic(llvm::Intrinsic::roundeven, type, {value}) : value;
+      case UnaryOp::kNot:
+        return builder_.CreateNot(value);
+    }
+    RELAY_UNREACHABLE("unknown unary kernel operator");
+  }
+
+  llvm::Value* LowerBinary(BinaryOp op, DType dtype, llvm::Value* a, llvm::Value* b) {
+    llvm::Type* type = a->getType();
+    if (IsFloat(dtype)) {
+      switch (op) {
+        case BinaryOp::kAdd:
+          return builder_.CreateFAdd(a, b);
+        case BinaryOp::kSubtract:
+          return builder_.CreateFSub(a, b);
+        case BinaryOp::kMultiply:
+          return builder_.CreateFMul(a, b);
+        case BinaryOp::kDivide:
+          return builder_.CreateFDiv(a, b);
+        case BinaryOp::kFloorDivide:
+          return Intrinsic(llvm::Intrinsic::floor, type, {builder_.CreateFDiv(a, b)});
+        case BinaryOp::kTruncMod:
+          return builder_.CreateFRem(a, b);  // C's fmod
+        case BinaryOp::kFloorMod: {
+          // a - floor(a / b) * b: the result takes the divisor's sign, as in NumPy.
+          llvm::Value* quotient =
+              Intrinsic(llvm::Intrinsic::floor, type, {builder_.CreateFDiv(a, b)});
+          return builder_.CreateFSub(a, builder_.CreateFMul(quotient, b));
+        }
+        // NaN-propagating, as numpy.minimum / numpy.maximum.
+        case BinaryOp::kMinimum:
+          return Intrinsic(llvm::Intrinsic::minimum, type, {a, b});
+        case BinaryOp::kMaximum:
+          return Intrinsic(llvm::Intrinsic::maximum, type, {a, b});
+        case BinaryOp::kPower:
+          return Intrinsic(llvm::Intrinsic::pow, type, {a, b});
+        case BinaryOp::kEqual:
+          return builder_.CreateFCmpOEQ(a, b);
+        case BinaryOp::kNotEqual:
+          return builder_.CreateFCmpUNE(a, b);
+        case BinaryOp::kLess:
+          return builder_.CreateFCmpOLT(a, b);
+        case BinaryOp::kLessEqual:
+          return builder_.CreateFCmpOLE(a, b);
+        case BinaryOp::kGreater:
+          return builder_.CreateFCmpOGT(a, b);
+        case BinaryOp::kGreaterEqual:
+          return builder_.CreateFCmpOGE(a, b);
+        default:
+          break;
+      }
+      RELAY_UNREACHABLE("logical operator on floats in a kernel");
+    }
+    bool is_signed = IsSignedInteger(dtype);
+    switch (op) {
+      case BinaryOp::kAdd:
+        return builder_.CreateAdd(a, b);
+      case BinaryOp::kSubtract:
+        return builder_.CreateSub(a, b);
+      case BinaryOp::kMultiply:
+        return builder_.CreateMul(a, b);
+      case BinaryOp::kDivide:
+      case BinaryOp::kFloorDivide:
+      case BinaryOp::kFloorMod:
+      case BinaryOp::kTruncMod:
+        return SafeIntegerDivision(op, is_signed, a, b);
+      case BinaryOp::kMinimum:
+        return builder_.CreateSelect(
+            is_signed ? builder_.CreateICmpSLT(a, b) : builder_.CreateICmpULT(a, b), a, b);
+      case BinaryOp::kMaximum:
+        return builder_.CreateSelect(
+            is_signed ? builder_.CreateICmpSGT(a, b) : builder_.CreateICmpUGT(a, b), a, b);
+      case BinaryOp::kPower: {
+        // Computed exactly enough in double for the integer ranges involved.
+        llvm::Type* double_type = builder_.getDoubleTy();
+        llvm::Value* base = is_signed ? builder_.CreateSIToFP(a, double_type)
+                                      : builder_.CreateUIToFP(a, double_type);
+        llvm::Value* exponent = is_signed ? builder_.CreateSIToFP(b, double_type)
+                                          : builder_.CreateUIToFP(b, double_type);
+        llvm::Value* result = Intrinsic(llvm::Intrinsic::pow, double_type, {base, exponent});
+        return LowerCast(result, DType::kFloat64, dtype);
+      }
+      case BinaryOp::kAnd:
+        return builder_.CreateAnd(a, b);
+      case BinaryOp::kOr:
+        return builder_.CreateOr(a, b);
+      case BinaryOp::kEqual:
+        return builder_.CreateICmpEQ(a, b);
+      case BinaryOp::kNotEqual:
+        return builder_.CreateICmpNE(a, b);
+      case BinaryOp::kLess:
+        return is_signed ? builder_.CreateICmpSLT(a, b) : builder_.CreateICmpULT(a, b);
+      case BinaryOp::kLessEqual:
+        return is_signed ? builder_.CreateICmpSLE(a, b) : builder_.CreateICmpULE(a, b);
+      case BinaryOp::kGreater:
+        return is_signed ? builder_.CreateICmpSGT(a, b) : builder_.CreateICmpUGT(a, b);
+      case BinaryOp::kGreaterEqual:
+        return is_signed ? builder_.CreateICmpSGE(a, b) : builder_.CreateICmpUGE(a, b);
+    }
+    RELAY_UNREACHABLE("unknown binary kernel operator");
+  }
+
+  // Integer division that never traps: x / 0 is 0 (and x % 0 is 0), and
+  // INT_MIN / -1 wraps to INT_MIN. Divide and truncmod truncate (as C does);
+  // floor division and floormod round toward negative infinity (as NumPy).
+  llvm::Value* SafeIntegerDivision(BinaryOp op, bool is_signed, llvm::Value* a, llvm::Value* b) {
+    llvm::Type* type = a->getType();
+    llvm::Value* zero = llvm::ConstantInt::get(type, 0);
+    llvm::Value* one = llvm::ConstantInt::get(type, 1);
+    llvm::Value* divisor_is_zero = builder_.CreateICmpEQ(b, zero);
+    llvm::Value* divisor = builder_.CreateSelect(divisor_is_zero, one, b);
+    if (is_signed) {
+      // INT_MIN / -1 overflows: divide by 1 and negate instead.
+      llvm::Value* minimum =
+          llvm::ConstantInt::get(type, llvm::APInt::getSignedMinValue(type->getIntegerBitWidth()));
+      llvm::Value* overflow = builder_.CreateAnd(
+          builder_.CreateICmpEQ(a, minimum),
+          builder_.CreateICmpEQ(divisor, llvm::ConstantInt::getSigned(type, -1)));
+      divisor = builder_.CreateSelect(overflow, one, divisor);
+      llvm::Value* quotient = builder_.CreateSDiv(a, divisor);
+      quotient = builder_.CreateSelect(overflow, builder_.CreateNeg(quotient), quotient);
+      llvm::Value* remainder =
+          builder_.CreateSelect(overflow, zero, builder_.CreateSRem(a, divisor));
+      llvm::Value* result = op == BinaryOp::kTruncMod ? remainder : quotient;
+      if (op == BinaryOp::kFloorDivide || op == BinaryOp::kFloorMod) {
+        // Truncated results are adjusted when the remainder's sign differs from the divisor's.
+        llvm::Value* adjust = builder_.CreateAnd(
+            builder_.CreateICmpNE(remainder, zero),
+            builder_.CreateICmpSLT(builder_.CreateXor(remainder, divisor), zero));
+        result =
+            op == BinaryOp::kFloorDivide
+                ? builder_.CreateSelect(adjust, builder_.CreateSub(quotient, one), quotient)
+                : builder_.CreateSelect(adjust, builder_.CreateAdd(remainder, divisor), remainder);
+      }
+      return builder_.CreateSelect(divisor_is_zero, zero, result);
+    }
+    bool remainder = op == BinaryOp::kFloorMod || op == BinaryOp::kTruncMod;
+    llvm::Value* result =
+        remainder ? builder_.CreateURem(a, divisor) : builder_.CreateUDiv(a, divisor);
+    return builder_.CreateSelect(divisor_is_zero, zero, result);
+  }
+
+  llvm::Value* LowerCast(llvm::Value* value, DType from, DType to) {
+    if (from == to) return value;
+    llvm::Type* target = RegisterType(to);
+    if (to == DType::kBool) {
+      return IsFloat(from)
+                 ? builder_.CreateFCmpUNE(value, llvm::ConstantFP::get(value->getType(), 0))
+                 : builder_.CreateICmpNE(value, llvm::ConstantInt::get(value->getType(), 0));
+    }
+    if (IsFloat(from) && IsFloat(to)) return builder_.CreateFPCast(value, target);
+    if (IsFloat(from)) {
+      // Out-of-range conversions are poison in LLVM; the saturating
+      // intrinsics give a defined (clamped, NaN to 0) result instead.
+      return IsSignedInteger(to) ? Intrinsic2(llvm::Intrinsic::fptosi_sat, target, value)
+                                 : Intrinsic2(llvm::Intrinsic::fptoui_sat, target, value);
+    }
+    bool from_signed = IsSignedInteger(from);
+    if (IsFloat(to))
+      return from_signed ? builder_.CreateSIToFP(value, target)
+                         : builder_.CreateUIToFP(value, target);
+    return builder_.CreateIntCast(value, target, from_signed);
+  }
+
+  llvm::Value* Intrinsic2(llvm::Intrinsic::ID id, llvm::Type* result, llvm::Value* value) {
+    return builder_.CreateIntrinsic(id, {result, value->getType()}, {value});
+  }
+
+  const kir::Kernel& kernel_;
+  const std::string entry_name_;
+  std::unique_ptr<llvm::LLVMContext> context_;
+  std::unique_ptr<llvm::Module> module_;
+  llvm::IRBuilder<> builder_;
+  bool inside_parallel_ = false;
+  int outlined_count_ = 0;
+};
+
+}  // namespace
+
+BuiltModule LowerKernel(const kir::Kernel& kernel, const std::string& entry_name) {
+  return Lowering(kernel, entry_name).Run();
+}
+
+KernelEntry CompileKernel(const kir::Kernel& kernel, LlvmJit& jit) {
+  static constexpr const char* kEntry = "relay_kernel";
+  jit.DefineSymbol(kParallelForSymbol, reinterpret_cast<void*>(&relay_cpu_parallel_for));
+  std::string key = "kir-llvm-v1\n" + PrintKernel(kernel);
+  void* address = jit.CompileOrReuse(
+      key, [&] { return LowerKernel(kernel, kEntry); }, kEntry);
+  return reinterpret_cast<KernelEntry>(address);
+}
+
+}  // namespace relay::kernels::llvm_backend

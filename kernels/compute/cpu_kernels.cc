@@ -1,0 +1,143 @@
+#include "kernels/compute/cpu_kernels.h"
+
+#include <atomic>
+
+#include "kernels/codegen/llvm/lower_kernel.h"
+#include "kernels/operator.h"
+#include "relay/devices.h"
+
+namespace relay::kernels {
+
+using namespace relay::kernels::kir;
+
+namespace {
+
+std::atomic<uint64_t> launch_count{0};
+
+// Elements per parallel chunk of a one-dimensional loop: large enough that
+// waking a thread pays off, small enough to spread work over the cores.
+constexpr int64_t kChunkElements = 16384;
+
+// The loop nest storing `output` into `out`. Schedule: the innermost axis
+// is vectorised; the outermost runs in parallel (a one-dimensional output
+// is split into chunks first).
+Stmt ScheduleInjective(const Buffer& out, const TensorExpr& output) {
+  size_t rank = output.ndim();
+  if (rank == 0) return Stmt(new StoreNode(out, Int(0), output.at({})));
+  std::vector<Var> axes;
+  for (size_t axis = 0; axis < rank; ++axis)
+    axes.push_back(Var(new VarNode("i" + std::to_string(axis))));
+  if (rank == 1) {
+    Var chunk(new VarNode("chunk")), offset(new VarNode("offset"));
+    Expr index = Add(Multiply(chunk, Int(kChunkElements)), offset);
+    Expr remaining = Subtract(output.shape[0], Multiply(chunk, Int(kChunkElements)));
+    Expr inner_extent = Binary(BinaryOp::kMinimum, remaining, Int(kChunkElements));
+    Expr chunk_count = Binary(BinaryOp::kFloorDivide, Add(output.shape[0], Int(kChunkElements - 1)),
+                              Int(kChunkElements));
+    Stmt store(new StoreNode(out, index, output.at({index})));
+    return Stmt(new ForNode(chunk, chunk_count, ForKind::kParallel,
+                            Stmt(new ForNode(offset, inner_extent, ForKind::kVectorized, store))));
+  }
+  std::vector<Expr> indices(axes.begin(), axes.end());
+  Stmt body(new StoreNode(out, FlatIndex(out, indices), output.at(indices)));
+  for (size_t axis = rank; axis-- > 0;) {
+    ForKind kind = axis + 1 == rank ? ForKind::kVectorized
+                   : axis == 0      ? ForKind::kParallel
+                                    : ForKind::kSerial;
+    body = Stmt(new ForNode(axes[axis], output.shape[axis], kind, body));
+  }
+  return body;
+}
+
+std::vector<kernels::ValueType> ValueTypesOf(std::span<const Ref<Tensor>> inputs) {
+  std::vector<kernels::ValueType> types;
+  for (const Ref<Tensor>& input : inputs)
+    types.push_back(kernels::ValueType::Tensor(input->shape(), input->dtype()));
+  return types;
+}
+
+}  // namespace
+
+kir::Kernel BuildInjectiveKernel(const std::string& name, const std::vector<Buffer>& inputs,
+                                 const std::vector<Var>& dims, const TensorExpr& output) {
+  Buffer out(new BufferNode("out", output.dtype, output.shape));
+  std::vector<Buffer> params = inputs;
+  params.push_back(out);
+  return kir::Kernel{name, std::move(params), 1, dims, ScheduleInjective(out, output)};
+}
+
+Ref<Tensor> RunOperator(std::string_view name, std::span<const Ref<Tensor>> inputs,
+                        const Attrs& attrs) {
+  const OperatorDefinition* definition = FindOperator(name);
+  if (definition == nullptr)
+    throw Error(ErrorKind::kUsage, "unknown operator '" + std::string(name) + "'");
+  if (inputs.size() != definition->input_names.size()) {
+    throw Error(ErrorKind::kUsage, "operator " + definition->name + " takes " +
+                                       std::to_string(definition->input_names.size()) +
+                                       " inputs, got " + std::to_string(inputs.size()));
+  }
+  for (const Ref<Tensor>& input : inputs) {
+    if (!input || input->device_id().kind != DeviceKind::kCPU) {
+      throw Error(ErrorKind::kUsage, "operator " + definition->name + " runs on host tensors only");
+    }
+  }
+  Attrs normalized;
+  if (std::optional<std::string> problem =
+          NormalizeAttrs(definition->attributes, attrs, normalized)) {
+    throw Error(ErrorKind::kUsage, "operator " + definition->name + ": " + *problem);
+  }
+  std::vector<ValueType> input_types = ValueTypesOf(inputs);
+  std::vector<RelationInput> relation_inputs;
+  for (const ValueType& type : input_types) relation_inputs.push_back({&type, nullptr});
+  ValueType output_type;
+  try {
+    output_type = definition->relation(relation_inputs, normalized);
+  } catch (const OperatorTypeError& error) {
+    throw Error(ErrorKind::kUsage, "operator " + definition->name + ": " + error.message);
+  }
+  if (!definition->compute) {
+    throw Error(ErrorKind::kUsage, "operator " + definition->name + " has no CPU kernel yet");
+  }
+  RELAY_CHECK(!output_type.is_tuple, "injective operator with a tuple result");
+
+  // One symbolic variable per output axis. An input dimension of 1 is a
+  // constant (so broadcasting needs no run-time test) and any other equals
+  // the output's; sizes stay symbolic, so one kernel serves every shape with
+  // the same broadcast pattern.
+  const Shape& output_shape = output_type.shape;
+  std::vector<Var> dims;
+  for (size_t axis = 0; axis < output_shape.size(); ++axis)
+    dims.push_back(Var(new VarNode("d" + std::to_string(axis))));
+  std::vector<Buffer> buffers;
+  std::vector<TensorExpr> tensor_inputs;
+  for (size_t index = 0; index < inputs.size(); ++index) {
+    const Shape& shape = inputs[index]->shape();
+    size_t offset = output_shape.size() - shape.size();
+    std::vector<Expr> dimensions;
+    for (size_t axis = 0; axis < shape.size(); ++axis) {
+      dimensions.push_back(shape[axis] == 1 ? Int(1) : Expr(dims[offset + axis]));
+    }
+    buffers.push_back(
+        Buffer(new BufferNode(definition->input_names[index], inputs[index]->dtype(), dimensions)));
+    tensor_inputs.push_back(FromBuffer(buffers.back()));
+  }
+  TensorExpr output = definition->compute(tensor_inputs, normalized);
+  std::vector<Expr> symbolic_output(dims.begin(), dims.end());
+  output.shape = symbolic_output;
+  kir::Kernel kernel = BuildInjectiveKernel(definition->name, buffers, dims, output);
+  llvm_backend::KernelEntry entry = llvm_backend::CompileKernel(kernel);
+
+  Ref<Tensor> result = Tensor::Empty(HostDevice(), output_shape, output_type.dtype);
+  std::vector<void*> pointers;
+  for (const Ref<Tensor>& input : inputs) pointers.push_back(input->host_data());
+  pointers.push_back(result->host_data());
+  entry(pointers.data(), output_shape.data());
+  launch_count.fetch_add(1, std::memory_order_relaxed);
+  return result;
+}
+
+uint64_t KernelLaunchCount() {
+  return launch_count.load(std::memory_order_relaxed);
+}
+
+}  // namespace relay::kernels

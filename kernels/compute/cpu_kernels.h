@@ -1,0 +1,40 @@
+// Building, compiling and running kernels for the CPU.
+//
+// BuildInjectiveKernel turns a TensorExpr (one operator, or a fused chain)
+// into a kernel with the CPU schedule: the outer loop runs in parallel on the
+// thread pool when the work is large enough, the innermost loop is
+// vectorised. RunOperator builds, JIT-compiles (with caching) and runs one
+// operator on host tensors; it is how tests and, until the VM exists, users
+// of the C++ API drive kernels.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "kernels/compute/tensor_expr.h"
+#include "relay/tensor.h"
+
+namespace relay::kernels {
+
+// A kernel computing `output` into a new output buffer, reading `inputs`.
+// Symbolic dimensions are those of `dims` (their values are passed at run
+// time in this order).
+kir::Kernel BuildInjectiveKernel(const std::string& name, const std::vector<kir::Buffer>& inputs,
+                                 const std::vector<kir::Var>& dims, const TensorExpr& output);
+
+// Runs the operator `name` (an elementwise, broadcast or injective operator
+// of the table) on host tensors and returns its result, a new host tensor.
+// The kernel is specialised to the inputs' dtypes and ranks; dimension sizes
+// are passed at run time, so one compiled kernel serves every shape of the
+// same rank. Throws kUsage for an unknown operator, kType-like kUsage errors
+// from the operator's type relation for bad inputs, and kUsage for an
+// operator without a compute definition yet.
+Ref<Tensor> RunOperator(std::string_view name, std::span<const Ref<Tensor>> inputs,
+                        const Attrs& attrs = {});
+
+// How many kernels RunOperator and RunKernel have launched in this process
+// (tests use it to check that a fused chain is one kernel).
+uint64_t KernelLaunchCount();
+
+}  // namespace relay::kernels

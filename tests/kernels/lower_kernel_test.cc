@@ -1,0 +1,185 @@
+// Kernel IR lowered to LLVM and run on the host. Expected values are
+// computed in the test with plain C++ arithmetic.
+#include "kernels/codegen/llvm/lower_kernel.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace relay::kernels::llvm_backend {
+namespace {
+
+using namespace relay::kernels::kir;
+
+Buffer MakeBuffer(const std::string& name, DType dtype, std::vector<Expr> shape) {
+  return Buffer(new BufferNode(name, dtype, std::move(shape)));
+}
+Var MakeVar(const std::string& name) {
+  return Var(new VarNode(name));
+}
+Stmt For(const Var& var, const Expr& extent, ForKind kind, const Stmt& body) {
+  return Stmt(new ForNode(var, extent, kind, body));
+}
+Stmt Store(const Buffer& buffer, const Expr& index, const Expr& value) {
+  return Stmt(new StoreNode(buffer, index, value));
+}
+
+// out[i, j] = max(a[i, j] + b[j], 0) over a symbolic number of rows, with
+// a parallel outer loop and a vectorised inner one.
+TEST(LowerKernelTest, BroadcastAddReluOverSymbolicRows) {
+  Var rows = MakeVar("rows");
+  Buffer a = MakeBuffer("a", DType::kFloat32, {rows, Int(37)});
+  Buffer b = MakeBuffer("b", DType::kFloat32, {Int(37)});
+  Buffer out = MakeBuffer("out", DType::kFloat32, {rows, Int(37)});
+  Var i = MakeVar("i"), j = MakeVar("j");
+  Expr value = Binary(BinaryOp::kMaximum, Add(Load(a, FlatIndex(a, {i, j})), Load(b, j)),
+                      Float(0, DType::kFloat32));
+  Stmt body = For(i, rows, ForKind::kParallel,
+                  For(j, Int(37), ForKind::kVectorized, Store(out, FlatIndex(out, {i, j}), value)));
+  KernelEntry entry = CompileKernel(kir::Kernel{"add_relu", {a, b, out}, 1, {rows}, body});
+  for (int64_t row_count : {0, 1, 5, 1000}) {
+    std::vector<float> a_data(row_count * 37), b_data(37), out_data(row_count * 37, -1.0f);
+    for (size_t index = 0; index < a_data.size(); ++index) a_data[index] = float(index % 13) - 6.5f;
+    for (size_t index = 0; index < b_data.size(); ++index)
+      b_data[index] = float(index) * 0.25f - 3.0f;
+    void* buffers[] = {a_data.data(), b_data.data(), out_data.data()};
+    int64_t dims[] = {row_count};
+    entry(buffers, dims);
+    for (int64_t row = 0; row < row_count; ++row) {
+      for (int64_t column = 0; column < 37; ++column) {
+        float expected = std::max(a_data[row * 37 + column] + b_data[column], 0.0f);
+        ASSERT_EQ(out_data[row * 37 + column], expected) << row << "," << column;
+      }
+    }
+  }
+}
+
+int64_t FloorDivide(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  int64_t quotient = a / b;
+  if (a % b != 0 && ((a < 0) != (b < 0))) --quotient;
+  return quotient;
+}
+
+TEST(LowerKernelTest, IntegerDivisionNeverTrapsAndFloorsLikeNumPy) {
+  Var n = MakeVar("n");
+  Buffer a = MakeBuffer("a", DType::kInt32, {n});
+  Buffer b = MakeBuffer("b", DType::kInt32, {n});
+  Buffer quotient = MakeBuffer("quotient", DType::kInt32, {n});
+  Buffer floor_quotient = MakeBuffer("floor_quotient", DType::kInt32, {n});
+  Buffer modulo = MakeBuffer("modulo", DType::kInt32, {n});
+  Var i = MakeVar("i");
+  Expr x = Load(a, i), y = Load(b, i);
+  Stmt body =
+      For(i, n, ForKind::kSerial,
+          Stmt(new SequenceNode({Store(quotient, i, Binary(BinaryOp::kDivide, x, y)),
+                                 Store(floor_quotient, i, Binary(BinaryOp::kFloorDivide, x, y)),
+                                 Store(modulo, i, Binary(BinaryOp::kFloorMod, x, y))})));
+  KernelEntry entry = CompileKernel(
+      kir::Kernel{"division", {a, b, quotient, floor_quotient, modulo}, 3, {n}, body});
+  const int32_t minimum = std::numeric_limits<int32_t>::min();
+  std::vector<int32_t> lhs{7, -7, 7, -7, 5, 0, minimum, minimum, 9};
+  std::vector<int32_t> rhs{2, 2, -2, -2, 0, 0, -1, 1, 3};
+  size_t count = lhs.size();
+  std::vector<int32_t> q(count), fq(count), m(count);
+  void* buffers[] = {lhs.data(), rhs.data(), q.data(), fq.data(), m.data()};
+  int64_t dims[] = {static_cast<int64_t>(count)};
+  entry(buffers, dims);
+  for (size_t index = 0; index < count; ++index) {
+    int64_t a_value = lhs[index], b_value = rhs[index];
+    int64_t truncated = b_value == 0 ? 0 : a_value / b_value;
+    int64_t floored = FloorDivide(a_value, b_value);
+    int64_t remainder = b_value == 0 ? 0 : a_value - floored * b_value;
+    EXPECT_EQ(q[index], static_cast<int32_t>(static_cast<uint32_t>(truncated))) << index;
+    EXPECT_EQ(fq[index], static_cast<int32_t>(static_cast<uint32_t>(floored))) << index;
+    EXPECT_EQ(m[index], static_cast<int32_t>(remainder)) << index;
+  }
+}
+
+TEST(LowerKernelTest, CastsSaturateAndBoolsAreBytes) {
+  Buffer input = MakeBuffer("input", DType::kFloat32, {Int(5)});
+  Buffer as_int = MakeBuffer("as_int", DType::kInt32, {Int(5)});
+  Buffer positive = MakeBuffer("positive", DType::kBool, {Int(5)});
+  Buffer as_half = MakeBuffer("as_half", DType::kFloat16, {Int(5)});
+  Var i = MakeVar("i");
+  Expr x = Load(input, i);
+  Stmt body = For(i, Int(5), ForKind::kUnrolled,
+                  Stmt(new SequenceNode(
+                      {Store(as_int, i, Cast(DType::kInt32, x)),
+                       Store(positive, i, Binary(BinaryOp::kGreater, x, Float(0, DType::kFloat32))),
+                       Store(as_half, i, Cast(DType::kFloat16, x))})));
+  KernelEntry entry =
+      CompileKernel(kir::Kernel{"casts", {input, as_int, positive, as_half}, 3, {}, body});
+  float values[] = {1.75f, -2.5f, std::nanf(""), 1e10f, -1e10f};
+  int32_t ints[5];
+  bool bools[5];
+  Float16 halves[5];
+  void* buffers[] = {values, ints, bools, halves};
+  entry(buffers, nullptr);
+  EXPECT_EQ(ints[0], 1);
+  EXPECT_EQ(ints[1], -2);
+  EXPECT_EQ(ints[2], 0);
+  EXPECT_EQ(ints[3], std::numeric_limits<int32_t>::max());
+  EXPECT_EQ(ints[4], std::numeric_limits<int32_t>::min());
+  EXPECT_TRUE(bools[0]);
+  EXPECT_FALSE(bools[1]);
+  EXPECT_FALSE(bools[2]);
+  EXPECT_EQ(halves[0].bits, Float16(1.75f).bits);
+  EXPECT_EQ(halves[3].bits, 0x7c00);  // beyond float16's range: infinity
+}
+
+// Row sums through a scratch accumulator inside a parallel loop.
+TEST(LowerKernelTest, ScratchAccumulatorSumsRows) {
+  Var rows = MakeVar("rows"), columns = MakeVar("columns");
+  Buffer input = MakeBuffer("input", DType::kFloat64, {rows, columns});
+  Buffer sums = MakeBuffer("sums", DType::kFloat64, {rows});
+  Buffer accumulator = MakeBuffer("accumulator", DType::kFloat64, {Int(1)});
+  Var i = MakeVar("i"), j = MakeVar("j");
+  Stmt accumulate = For(j, columns, ForKind::kSerial,
+                        Store(accumulator, Int(0),
+                              Add(Load(accumulator, Int(0)),
+                                  Unary(UnaryOp::kExp, Load(input, FlatIndex(input, {i, j}))))));
+  Stmt row = Stmt(new AllocateNode(
+      accumulator,
+      Stmt(new SequenceNode({Store(accumulator, Int(0), Float(0, DType::kFloat64)), accumulate,
+                             Store(sums, i, Load(accumulator, Int(0)))}))));
+  KernelEntry entry = CompileKernel(kir::Kernel{
+      "row_sums", {input, sums}, 1, {rows, columns}, For(i, rows, ForKind::kParallel, row)});
+  const int64_t row_count = 64, column_count = 9;
+  std::vector<double> data(row_count * column_count), results(row_count);
+  for (size_t index = 0; index < data.size(); ++index) data[index] = std::sin(double(index));
+  void* buffers[] = {data.data(), results.data()};
+  int64_t dims[] = {row_count, column_count};
+  entry(buffers, dims);
+  for (int64_t r = 0; r < row_count; ++r) {
+    double expected = 0;
+    for (int64_t c = 0; c < column_count; ++c) expected += std::exp(data[r * column_count + c]);
+    EXPECT_NEAR(results[r], expected, 1e-12 * std::fabs(expected)) << r;
+  }
+}
+
+TEST(LowerKernelTest, EqualKernelsCompileOnce) {
+  auto build = [] {
+    Var n = MakeVar("n");
+    Buffer x = MakeBuffer("x", DType::kFloat32, {n});
+    Buffer y = MakeBuffer("y", DType::kFloat32, {n});
+    Var i = MakeVar("i");
+    return kir::Kernel{
+        "negate",
+        {x, y},
+        1,
+        {n},
+        For(i, n, ForKind::kVectorized, Store(y, i, Unary(UnaryOp::kNegate, Load(x, i))))};
+  };
+  LlvmJit jit("");
+  KernelEntry first = CompileKernel(build(), jit);
+  KernelEntry second = CompileKernel(build(), jit);
+  EXPECT_EQ(first, second);
+  EXPECT_EQ(jit.statistics().compiles, 1u);
+  EXPECT_EQ(jit.statistics().memory_hits, 1u);
+}
+
+}  // namespace
+}  // namespace relay::kernels::llvm_backend
