@@ -98,6 +98,8 @@ const OperatorTable& Table() {
     RegisterTransformOperators(builder);
     RegisterImageOperators(builder);
     AttachElementwiseComputes(builder);
+    AttachReductionComputes(builder);
+    AttachTransformComputes(builder);
     OperatorTable result;
     result.definitions = std::move(builder.definitions());
     for (const OperatorDefinition& definition : result.definitions) {

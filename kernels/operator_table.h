@@ -26,5 +26,7 @@ void RegisterImageOperators(OperatorTableBuilder& table);      // image.resize2d
 // Compute definitions live beside the kernels (kernels/compute/) and are
 // attached to the entries the families registered.
 void AttachElementwiseComputes(OperatorTableBuilder& table);  // elementwise, broadcast, where, cast
+void AttachReductionComputes(OperatorTableBuilder& table);    // sum, mean, argmax, ...
+void AttachTransformComputes(OperatorTableBuilder& table);    // reshape, take, concatenate, ...
 
 }  // namespace relay::kernels

@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "kernels/codegen/llvm/lower_kernel.h"
+#include "kernels/compute/transform_compute.h"
 #include "kernels/operator.h"
 #include "relay/devices.h"
 
@@ -66,74 +67,159 @@ kir::Kernel BuildInjectiveKernel(const std::string& name, const std::vector<Buff
   return kir::Kernel{name, std::move(params), 1, dims, ScheduleInjective(out, output)};
 }
 
-Ref<Tensor> RunOperator(std::string_view name, std::span<const Ref<Tensor>> inputs,
-                        const Attrs& attrs) {
+namespace {
+
+const OperatorDefinition& FindDefinition(std::string_view name, size_t input_count) {
   const OperatorDefinition* definition = FindOperator(name);
   if (definition == nullptr)
     throw Error(ErrorKind::kUsage, "unknown operator '" + std::string(name) + "'");
-  if (inputs.size() != definition->input_names.size()) {
+  if (input_count != definition->input_names.size()) {
     throw Error(ErrorKind::kUsage, "operator " + definition->name + " takes " +
                                        std::to_string(definition->input_names.size()) +
-                                       " inputs, got " + std::to_string(inputs.size()));
+                                       " inputs, got " + std::to_string(input_count));
   }
-  for (const Ref<Tensor>& input : inputs) {
+  return *definition;
+}
+
+// Runs `definition` on `tensors`, the flat list of its input tensors (a
+// tuple input contributes its fields in order), typed for the relation as
+// `input_types` (one per operator input).
+// Returns the result's tensors: one, or a tuple result's fields.
+std::vector<Ref<Tensor>> RunDefinition(const OperatorDefinition& definition,
+                                       std::span<const Ref<Tensor>> tensors,
+                                       const std::vector<ValueType>& input_types,
+                                       const Attrs& attrs) {
+  for (const Ref<Tensor>& input : tensors) {
     if (!input || input->device_id().kind != DeviceKind::kCPU) {
-      throw Error(ErrorKind::kUsage, "operator " + definition->name + " runs on host tensors only");
+      throw Error(ErrorKind::kUsage, "operator " + definition.name + " runs on host tensors only");
     }
   }
   Attrs normalized;
   if (std::optional<std::string> problem =
-          NormalizeAttrs(definition->attributes, attrs, normalized)) {
-    throw Error(ErrorKind::kUsage, "operator " + definition->name + ": " + *problem);
+          NormalizeAttrs(definition.attributes, attrs, normalized)) {
+    throw Error(ErrorKind::kUsage, "operator " + definition.name + ": " + *problem);
   }
-  std::vector<ValueType> input_types = ValueTypesOf(inputs);
   std::vector<RelationInput> relation_inputs;
   for (const ValueType& type : input_types) relation_inputs.push_back({&type, nullptr});
   ValueType output_type;
   try {
-    output_type = definition->relation(relation_inputs, normalized);
+    output_type = definition.relation(relation_inputs, normalized);
   } catch (const OperatorTypeError& error) {
-    throw Error(ErrorKind::kUsage, "operator " + definition->name + ": " + error.message);
+    throw Error(ErrorKind::kUsage, "operator " + definition.name + ": " + error.message);
   }
-  if (!definition->compute) {
-    throw Error(ErrorKind::kUsage, "operator " + definition->name + " has no CPU kernel yet");
+  // Reductions read input axes that the output does not have, so their
+  // inputs cannot borrow the output's symbolic dimensions.
+  const bool constant_shapes = ComputeNeedsConstantShapes(definition.name) ||
+                               definition.pattern == FusionPattern::kCommReduce;
+  // Tuple results (split) have compute definitions beside the table's,
+  // always specialised to constant shapes.
+  if (output_type.is_tuple ? !constant_shapes : !definition.compute) {
+    throw Error(ErrorKind::kUsage, "operator " + definition.name + " has no CPU kernel yet");
   }
-  RELAY_CHECK(!output_type.is_tuple, "injective operator with a tuple result");
 
-  // One symbolic variable per output axis. An input dimension of 1 is a
-  // constant (so broadcasting needs no run-time test) and any other equals
-  // the output's; sizes stay symbolic, so one kernel serves every shape with
-  // the same broadcast pattern.
   const Shape& output_shape = output_type.shape;
   std::vector<Var> dims;
-  for (size_t axis = 0; axis < output_shape.size(); ++axis)
-    dims.push_back(Var(new VarNode("d" + std::to_string(axis))));
+  if (!constant_shapes) {
+    // One symbolic variable per output axis. An input dimension of 1 is a
+    // constant (so broadcasting needs no run-time test) and any other equals
+    // the output's; sizes stay symbolic, so one kernel serves every shape
+    // with the same broadcast pattern.
+    for (size_t axis = 0; axis < output_shape.size(); ++axis)
+      dims.push_back(Var(new VarNode("d" + std::to_string(axis))));
+  }
   std::vector<Buffer> buffers;
   std::vector<TensorExpr> tensor_inputs;
-  for (size_t index = 0; index < inputs.size(); ++index) {
-    const Shape& shape = inputs[index]->shape();
-    size_t offset = output_shape.size() - shape.size();
+  for (size_t index = 0; index < tensors.size(); ++index) {
+    const Shape& shape = tensors[index]->shape();
     std::vector<Expr> dimensions;
-    for (size_t axis = 0; axis < shape.size(); ++axis) {
-      dimensions.push_back(shape[axis] == 1 ? Int(1) : Expr(dims[offset + axis]));
+    if (constant_shapes) {
+      // Data movement depends on every dimension: specialise the kernel to
+      // this shape (the JIT's cache compiles each distinct shape once).
+      for (int64_t dim : shape) dimensions.push_back(Int(dim));
+    } else {
+      RELAY_CHECK(shape.size() <= output_shape.size(), "broadcast input of higher rank");
+      size_t offset = output_shape.size() - shape.size();
+      for (size_t axis = 0; axis < shape.size(); ++axis) {
+        dimensions.push_back(shape[axis] == 1 ? Int(1) : Expr(dims[offset + axis]));
+      }
     }
-    buffers.push_back(
-        Buffer(new BufferNode(definition->input_names[index], inputs[index]->dtype(), dimensions)));
+    std::string buffer_name = tensors.size() == definition.input_names.size()
+                                  ? definition.input_names[index]
+                                  : definition.input_names[0] + std::to_string(index);
+    buffers.push_back(Buffer(new BufferNode(buffer_name, tensors[index]->dtype(), dimensions)));
     tensor_inputs.push_back(FromBuffer(buffers.back()));
   }
-  TensorExpr output = definition->compute(tensor_inputs, normalized);
-  std::vector<Expr> symbolic_output(dims.begin(), dims.end());
-  output.shape = symbolic_output;
-  kir::Kernel kernel = BuildInjectiveKernel(definition->name, buffers, dims, output);
-  llvm_backend::KernelEntry entry = llvm_backend::CompileKernel(kernel);
+  std::vector<TensorExpr> outputs;
+  std::vector<ValueType> output_types;
+  if (output_type.is_tuple) {
+    outputs = ComputeTupleResult(definition.name, tensor_inputs, normalized);
+    output_types = output_type.fields;
+  } else {
+    outputs = {definition.compute(tensor_inputs, normalized)};
+    output_types = {output_type};
+    if (!constant_shapes) outputs[0].shape = std::vector<Expr>(dims.begin(), dims.end());
+  }
+  RELAY_CHECK(outputs.size() == output_types.size(),
+              "operator " + definition.name + ": compute and type relation disagree on arity");
 
-  Ref<Tensor> result = Tensor::Empty(HostDevice(), output_shape, output_type.dtype);
-  std::vector<void*> pointers;
-  for (const Ref<Tensor>& input : inputs) pointers.push_back(input->host_data());
-  pointers.push_back(result->host_data());
-  entry(pointers.data(), output_shape.data());
-  launch_count.fetch_add(1, std::memory_order_relaxed);
-  return result;
+  // One kernel per result tensor: a tuple's fields are independent loops.
+  std::vector<Ref<Tensor>> results;
+  for (size_t field = 0; field < outputs.size(); ++field) {
+    const TensorExpr& output = outputs[field];
+    const ValueType& type = output_types[field];
+    RELAY_CHECK(output.ndim() == type.shape.size() && output.dtype == type.dtype,
+                "operator " + definition.name + ": compute and type relation disagree");
+    kir::Kernel kernel = BuildInjectiveKernel(definition.name, buffers, dims, output);
+    llvm_backend::KernelEntry entry = llvm_backend::CompileKernel(kernel);
+
+    Ref<Tensor> result = Tensor::Empty(HostDevice(), type.shape, type.dtype);
+    std::vector<void*> pointers;
+    for (const Ref<Tensor>& input : tensors) pointers.push_back(input->host_data());
+    pointers.push_back(result->host_data());
+    entry(pointers.data(), type.shape.data());
+    launch_count.fetch_add(1, std::memory_order_relaxed);
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+Ref<Tensor> SingleResult(const OperatorDefinition& definition, std::vector<Ref<Tensor>> results) {
+  if (results.size() != 1) {
+    throw Error(ErrorKind::kUsage, "operator " + definition.name +
+                                       " returns a tuple: run it with RunOperatorWithTupleResult");
+  }
+  return results[0];
+}
+
+}  // namespace
+
+Ref<Tensor> RunOperator(std::string_view name, std::span<const Ref<Tensor>> inputs,
+                        const Attrs& attrs) {
+  const OperatorDefinition& definition = FindDefinition(name, inputs.size());
+  for (const Ref<Tensor>& input : inputs) {
+    if (!input) throw Error(ErrorKind::kUsage, "operator " + definition.name + ": null input");
+  }
+  return SingleResult(definition, RunDefinition(definition, inputs, ValueTypesOf(inputs), attrs));
+}
+
+std::vector<Ref<Tensor>> RunOperatorWithTupleResult(std::string_view name,
+                                                    std::span<const Ref<Tensor>> inputs,
+                                                    const Attrs& attrs) {
+  const OperatorDefinition& definition = FindDefinition(name, inputs.size());
+  for (const Ref<Tensor>& input : inputs) {
+    if (!input) throw Error(ErrorKind::kUsage, "operator " + definition.name + ": null input");
+  }
+  return RunDefinition(definition, inputs, ValueTypesOf(inputs), attrs);
+}
+
+Ref<Tensor> RunOperatorOnTuple(std::string_view name, std::span<const Ref<Tensor>> fields,
+                               const Attrs& attrs) {
+  const OperatorDefinition& definition = FindDefinition(name, 1);
+  for (const Ref<Tensor>& field : fields) {
+    if (!field) throw Error(ErrorKind::kUsage, "operator " + definition.name + ": null input");
+  }
+  return SingleResult(definition, RunDefinition(definition, fields,
+                                                {ValueType::Tuple(ValueTypesOf(fields))}, attrs));
 }
 
 uint64_t KernelLaunchCount() {

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kernels/compute/tensor_expr.h"
 #include "relay/tensor.h"
@@ -25,13 +26,27 @@ kir::Kernel BuildInjectiveKernel(const std::string& name, const std::vector<kir:
 
 // Runs the operator `name` (an elementwise, broadcast or injective operator
 // of the table) on host tensors and returns its result, a new host tensor.
-// The kernel is specialised to the inputs' dtypes and ranks; dimension sizes
-// are passed at run time, so one compiled kernel serves every shape of the
-// same rank. Throws kUsage for an unknown operator, kType-like kUsage errors
-// from the operator's type relation for bad inputs, and kUsage for an
-// operator without a compute definition yet.
+// The kernel is specialised to the inputs' dtypes and ranks; for elementwise
+// and broadcast operators dimension sizes are passed at run time, so one
+// compiled kernel serves every shape of the same rank, while data-movement
+// operators (kernels/compute/transform_compute.h) compile one kernel per
+// distinct input shape. Throws kUsage for an unknown operator, kType-like
+// kUsage errors from the operator's type relation for bad inputs, and kUsage
+// for an operator without a compute definition yet or with a tuple result.
 Ref<Tensor> RunOperator(std::string_view name, std::span<const Ref<Tensor>> inputs,
                         const Attrs& attrs = {});
+
+// Runs an operator whose one input is a tuple (concatenate, stack) on the
+// tuple's `fields`; otherwise as RunOperator.
+Ref<Tensor> RunOperatorOnTuple(std::string_view name, std::span<const Ref<Tensor>> fields,
+                               const Attrs& attrs = {});
+
+// Runs an operator with a tuple result (split) on tensor inputs and returns
+// the tuple's fields, one kernel launch each. Errors as RunOperator; an
+// operator with a tensor result gives a one-element vector.
+std::vector<Ref<Tensor>> RunOperatorWithTupleResult(std::string_view name,
+                                                    std::span<const Ref<Tensor>> inputs,
+                                                    const Attrs& attrs = {});
 
 // How many kernels RunOperator and RunKernel have launched in this process
 // (tests use it to check that a fused chain is one kernel).

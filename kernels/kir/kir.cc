@@ -63,6 +63,17 @@ std::string_view UnaryOpText(UnaryOp op) {
   return "?";
 }
 
+std::string_view ReduceOpText(ReduceOp op) {
+  switch (op) {
+#define RELAY_KIR_CASE(enumerator, text) \
+  case ReduceOp::enumerator:             \
+    return text;
+    RELAY_KIR_REDUCE_OPS(RELAY_KIR_CASE)
+#undef RELAY_KIR_CASE
+  }
+  return "?";
+}
+
 std::string_view ForKindText(ForKind kind) {
   switch (kind) {
     case ForKind::kSerial:
@@ -124,6 +135,32 @@ SelectNode::SelectNode(Expr condition_in, Expr if_true_in, Expr if_false_in)
       if_false(std::move(if_false_in)) {
   RELAY_CHECK(condition->dtype == DType::kBool, "select on a non-bool condition");
   RELAY_CHECK(if_true->dtype == if_false->dtype, "select between different dtypes");
+}
+
+namespace {
+bool IsArgReduce(ReduceOp op) {
+  return op == ReduceOp::kArgMin || op == ReduceOp::kArgMax;
+}
+}  // namespace
+
+ReduceNode::ReduceNode(ReduceOp op_in, std::vector<Var> axes_in, std::vector<Expr> extents_in,
+                       Expr init_in, Expr body_in, bool select_last_in)
+    : ExprNode(kKind, IsArgReduce(op_in) ? DType::kInt32 : body_in->dtype),
+      op(op_in),
+      axes(std::move(axes_in)),
+      extents(std::move(extents_in)),
+      init(std::move(init_in)),
+      body(std::move(body_in)),
+      select_last(select_last_in) {
+  RELAY_CHECK(axes.size() == extents.size(), "reduction with an extent count unlike its axes'");
+  for (size_t axis = 0; axis < axes.size(); ++axis)
+    RELAY_CHECK(axes[axis] && IsIndex(extents[axis]), "malformed reduction axis");
+  RELAY_CHECK(init && init->dtype == body->dtype,
+              "reduction whose init differs from its body's dtype");
+  RELAY_CHECK(!select_last || IsArgReduce(op),
+              "select_last on a reduction that is not arg-min/max");
+  RELAY_CHECK((op != ReduceOp::kSum && op != ReduceOp::kProduct) || body->dtype != DType::kBool,
+              "sum or product of bools in a kernel");
 }
 
 ForNode::ForNode(Var var_in, Expr extent_in, ForKind kind_in, Stmt body_in)
@@ -234,6 +271,11 @@ Expr Cast(DType dtype, Expr value) {
   if (value->dtype == dtype) return value;
   return Expr(new CastNode(dtype, std::move(value)));
 }
+Expr Reduce(ReduceOp op, std::vector<Var> axes, std::vector<Expr> extents, Expr init, Expr body,
+            bool select_last) {
+  return Expr(new ReduceNode(op, std::move(axes), std::move(extents), std::move(init),
+                             std::move(body), select_last));
+}
 Expr Load(const Buffer& buffer, Expr index) {
   return Expr(new LoadNode(buffer, std::move(index)));
 }
@@ -323,6 +365,20 @@ class Printer {
       case NodeKind::kCast: {
         const auto* cast = As<CastNode>(expr);
         return std::string(DTypeName(cast->dtype)) + "(" + Expression(cast->value) + ")";
+      }
+      case NodeKind::kReduce: {
+        // sum(v3 in 0..v1, v4 in 0..v2; init 0f; body), axes named first so
+        // that their names come before the body's.
+        const auto* reduce = As<ReduceNode>(expr);
+        std::string out = std::string(ReduceOpText(reduce->op));
+        out += reduce->select_last ? "_last(" : "(";
+        for (size_t axis = 0; axis < reduce->axes.size(); ++axis) {
+          out += axis ? ", " : "";
+          out += Name(reduce->axes[axis].get());
+          out += " in 0.." + Expression(reduce->extents[axis]);
+        }
+        out += "; init " + Expression(reduce->init);
+        return out + "; " + Expression(reduce->body) + ")";
       }
       default:
         RELAY_UNREACHABLE("printing a kernel statement as an expression");

@@ -34,6 +34,7 @@ enum class NodeKind : uint8_t {
   kUnary,
   kSelect,
   kCast,
+  kReduce,
   // statements
   kFor,
   kStore,
@@ -189,6 +190,47 @@ class CastNode final : public ExprNode {
   const Expr value;
 };
 
+#define RELAY_KIR_REDUCE_OPS(X) \
+  X(kSum, "sum")                \
+  X(kProduct, "product")        \
+  X(kMinimum, "min")            \
+  X(kMaximum, "max")            \
+  X(kArgMin, "argmin")          \
+  X(kArgMax, "argmax")
+
+enum class ReduceOp : uint8_t {
+#define RELAY_KIR_ENUMERATOR(enumerator, text) enumerator,
+  RELAY_KIR_REDUCE_OPS(RELAY_KIR_ENUMERATOR)
+#undef RELAY_KIR_ENUMERATOR
+};
+std::string_view ReduceOpText(ReduceOp op);
+
+// A reduction over the iteration space `axes` (each from 0 to its extent,
+// the last axis fastest) of `body`, which may mention the axes, starting
+// from `init` (body's dtype; the identity of the operator for an empty
+// space).
+//
+// - kSum and kProduct accumulate in body's dtype (integers wrap).
+// - kMinimum and kMaximum propagate NaN, as numpy.min and numpy.max; on bool
+//   they are logical AND and OR.
+// - kArgMin and kArgMax yield the int32 flat (row-major) position over
+//   `axes` of the first extremum, or of the last one when `select_last` is
+//   set; a NaN counts as the extremum (the first NaN, as numpy.argmax), and
+//   `init` is the value every element is compared against first (the
+//   lowest value for kArgMax). An empty space yields 0.
+class ReduceNode final : public ExprNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::kReduce;
+  ReduceNode(ReduceOp op, std::vector<Var> axes, std::vector<Expr> extents, Expr init, Expr body,
+             bool select_last = false);
+  const ReduceOp op;
+  const std::vector<Var> axes;
+  const std::vector<Expr> extents;  // int64, one per axis
+  const Expr init;
+  const Expr body;
+  const bool select_last;
+};
+
 // ---- statements ------------------------------------------------------------------
 
 class StmtNode : public Node {
@@ -282,6 +324,8 @@ Expr Binary(BinaryOp op, Expr a, Expr b);
 Expr Unary(UnaryOp op, Expr a);
 Expr Select(Expr condition, Expr if_true, Expr if_false);
 Expr Cast(DType dtype, Expr value);  // the value itself when it already has `dtype`
+Expr Reduce(ReduceOp op, std::vector<Var> axes, std::vector<Expr> extents, Expr init, Expr body,
+            bool select_last = false);
 Expr Load(const Buffer& buffer, Expr index);
 // Row-major flat index of `indices` into `buffer`.
 Expr FlatIndex(const Buffer& buffer, const std::vector<Expr>& indices);

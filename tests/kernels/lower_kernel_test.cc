@@ -181,5 +181,138 @@ TEST(LowerKernelTest, EqualKernelsCompileOnce) {
   EXPECT_EQ(jit.statistics().memory_hits, 1u);
 }
 
+// ---- reductions ---------------------------------------------------------------------
+
+// total[0] = sum of every element (a two-axis reduction), then, in a
+// parallel loop after it, row_sums[r] = sum over the row: a reduction inside
+// an outlined parallel body, and reduction axes that must not leak into the
+// parallel loop's captured variables.
+TEST(LowerKernelTest, SumReductionsInsideAndBeforeAParallelLoop) {
+  Var rows = MakeVar("rows"), columns = MakeVar("columns");
+  Buffer data = MakeBuffer("data", DType::kFloat64, {rows, columns});
+  Buffer total = MakeBuffer("total", DType::kFloat64, {Int(1)});
+  Buffer row_sums = MakeBuffer("row_sums", DType::kFloat64, {rows});
+  Var r = MakeVar("r"), a = MakeVar("a"), b = MakeVar("b"), c = MakeVar("c");
+  Expr everything = Reduce(ReduceOp::kSum, {a, b}, {rows, columns}, Float(0, DType::kFloat64),
+                           Load(data, FlatIndex(data, {a, b})));
+  Expr row = Reduce(ReduceOp::kSum, {c}, {columns}, Float(0, DType::kFloat64),
+                    Load(data, FlatIndex(data, {r, c})));
+  Stmt body(new SequenceNode({Store(total, Int(0), everything),
+                              For(r, rows, ForKind::kParallel, Store(row_sums, r, row))}));
+  KernelEntry entry =
+      CompileKernel(kir::Kernel{"sums", {data, total, row_sums}, 2, {rows, columns}, body});
+  for (auto [row_count, column_count] :
+       {std::pair<int64_t, int64_t>{3, 4}, {1, 0}, {0, 5}, {200, 33}}) {
+    std::vector<double> values(row_count * column_count), sums(row_count, -1.0);
+    for (size_t index = 0; index < values.size(); ++index) values[index] = double(index % 7) - 2.5;
+    double sum = -1.0;
+    void* buffers[] = {values.data(), &sum, sums.data()};
+    int64_t dims[] = {row_count, column_count};
+    entry(buffers, dims);
+    double expected_total = 0;
+    for (int64_t row_index = 0; row_index < row_count; ++row_index) {
+      double expected = 0;
+      for (int64_t column = 0; column < column_count; ++column)
+        expected += values[row_index * column_count + column];
+      EXPECT_EQ(sums[row_index], expected) << row_index;
+      expected_total += expected;
+    }
+    EXPECT_EQ(sum, expected_total) << row_count << "x" << column_count;
+  }
+}
+
+// Reduces each row of `values` (float32, `column_count` wide) with `op`.
+template <typename T>
+std::vector<T> ReduceRows(ReduceOp op, bool select_last, DType dtype, Expr init,
+                          const std::vector<float>& values, int64_t column_count) {
+  Var rows = MakeVar("rows");
+  Buffer data = MakeBuffer("data", DType::kFloat32, {rows, Int(column_count)});
+  Buffer out = MakeBuffer("out", dtype, {rows});
+  Var r = MakeVar("r"), c = MakeVar("c");
+  Expr reduce = Reduce(op, {c}, {Int(column_count)}, std::move(init),
+                       Load(data, FlatIndex(data, {r, c})), select_last);
+  EXPECT_EQ(reduce->dtype, dtype);
+  KernelEntry entry =
+      CompileKernel(kir::Kernel{"reduce_rows",
+                                {data, out},
+                                1,
+                                {rows},
+                                For(r, rows, ForKind::kSerial, Store(out, r, reduce))});
+  int64_t row_count = static_cast<int64_t>(values.size()) / column_count;
+  std::vector<T> results(row_count);
+  void* buffers[] = {const_cast<float*>(values.data()), results.data()};
+  int64_t dims[] = {row_count};
+  entry(buffers, dims);
+  return results;
+}
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInfinity = std::numeric_limits<float>::infinity();
+
+// Rows: a tie, NaNs (the first wins), all -inf, a NaN first.
+const std::vector<float> kArgRows = {
+    1,         5, 5, -2, /**/ 3, kNaN, 7, kNaN, -kInfinity, -kInfinity, -kInfinity, -kInfinity,
+    /**/ kNaN, 2, 2, 1};
+
+TEST(LowerKernelTest, ArgMaxFindsTheFirstMaximumAndTheFirstNaNLikeNumPy) {
+  // Expected from numpy.argmax of each row.
+  EXPECT_EQ(ReduceRows<int32_t>(ReduceOp::kArgMax, false, DType::kInt32,
+                                Float(-kInfinity, DType::kFloat32), kArgRows, 4),
+            (std::vector<int32_t>{1, 1, 0, 0}));
+  // select_last: the last maximum, the last NaN.
+  EXPECT_EQ(ReduceRows<int32_t>(ReduceOp::kArgMax, true, DType::kInt32,
+                                Float(-kInfinity, DType::kFloat32), kArgRows, 4),
+            (std::vector<int32_t>{2, 3, 3, 0}));
+  // numpy.argmin: the first minimum, the first NaN.
+  EXPECT_EQ(ReduceRows<int32_t>(ReduceOp::kArgMin, false, DType::kInt32,
+                                Float(kInfinity, DType::kFloat32), kArgRows, 4),
+            (std::vector<int32_t>{3, 1, 0, 0}));
+}
+
+TEST(LowerKernelTest, MaxAndMinPropagateNaN) {
+  std::vector<float> maxima = ReduceRows<float>(ReduceOp::kMaximum, false, DType::kFloat32,
+                                                Float(-kInfinity, DType::kFloat32), kArgRows, 4);
+  EXPECT_EQ(maxima[0], 5.0f);
+  EXPECT_TRUE(std::isnan(maxima[1]));
+  EXPECT_EQ(maxima[2], -kInfinity);
+  EXPECT_TRUE(std::isnan(maxima[3]));
+  std::vector<float> minima = ReduceRows<float>(ReduceOp::kMinimum, false, DType::kFloat32,
+                                                Float(kInfinity, DType::kFloat32), kArgRows, 4);
+  EXPECT_EQ(minima[0], -2.0f);
+  EXPECT_TRUE(std::isnan(minima[1]));
+  EXPECT_EQ(minima[2], -kInfinity);
+  EXPECT_TRUE(std::isnan(minima[3]));
+}
+
+TEST(LowerKernelTest, ArgMaxOverTwoAxesIsTheFlatPositionOverThem) {
+  // out[i] = argmax over (j, k) of data[j, i, k]: the position j * 3 + k.
+  Buffer data = MakeBuffer("data", DType::kInt32, {Int(2), Int(2), Int(3)});
+  Buffer out = MakeBuffer("out", DType::kInt32, {Int(2)});
+  Var i = MakeVar("i"), j = MakeVar("j"), k = MakeVar("k");
+  Expr reduce = Reduce(ReduceOp::kArgMax, {j, k}, {Int(2), Int(3)},
+                       Expr(new IntImmNode(std::numeric_limits<int32_t>::min(), DType::kInt32)),
+                       Load(data, FlatIndex(data, {j, i, k})));
+  KernelEntry entry = CompileKernel(kir::Kernel{
+      "argmax2", {data, out}, 1, {}, For(i, Int(2), ForKind::kSerial, Store(out, i, reduce))});
+  // data[j][i][k]; for i = 0 the maximum 9 is at (j=1, k=1) -> 4; for i = 1
+  // the maximum 8 appears at (0, 2) and (1, 0): the first, 2.
+  std::vector<int32_t> values = {1, 2, 3, /**/ 4, 5, 8, /**/ 0, 9, 9, /**/ 8, 7, 6};
+  std::vector<int32_t> results(2, -1);
+  void* buffers[] = {values.data(), results.data()};
+  entry(buffers, nullptr);
+  EXPECT_EQ(results, (std::vector<int32_t>{4, 2}));
+}
+
+TEST(LowerKernelTest, ReduceNodesPrintTheirAxesInitAndBody) {
+  Var n = MakeVar("n");
+  Buffer x = MakeBuffer("x", DType::kFloat32, {n});
+  Var j = MakeVar("j");
+  EXPECT_EQ(PrintExpr(Reduce(ReduceOp::kSum, {j}, {n}, Float(0, DType::kFloat32), Load(x, j))),
+            "sum(v0 in 0..v1; init 0f; b0[v0])");
+  EXPECT_EQ(PrintExpr(Reduce(ReduceOp::kArgMax, {j}, {n}, Float(-1, DType::kFloat32), Load(x, j),
+                             /*select_last=*/true)),
+            "argmax_last(v0 in 0..v1; init -1f; b0[v0])");
+}
+
 }  // namespace
 }  // namespace relay::kernels::llvm_backend

@@ -7,6 +7,7 @@
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 
+#include <functional>
 #include <unordered_map>
 
 #include "devices/cpu/thread_pool.h"
@@ -329,9 +330,126 @@ class Lowering {
         const auto* cast = As<CastNode>(expr);
         return LowerCast(LowerExpr(cast->value, state), cast->value->dtype, cast->dtype);
       }
+      case NodeKind::kReduce:
+        return LowerReduce(As<ReduceNode>(expr), state);
       default:
         RELAY_UNREACHABLE("lowering a kernel statement as an expression");
     }
+  }
+
+  // A reduction becomes a loop nest emitted where the expression is used;
+  // its value is the final accumulator. The accumulator (and, for arg-min/max,
+  // the best position and a running position) live in entry-block allocas,
+  // which mem2reg turns into registers, so the nest needs no phi bookkeeping
+  // across its levels.
+  llvm::Value* LowerReduce(const ReduceNode* reduce, FunctionState& state) {
+    llvm::Type* type = RegisterType(reduce->body->dtype);
+    llvm::Type* index_type = builder_.getInt64Ty();
+    bool is_arg = reduce->op == ReduceOp::kArgMin || reduce->op == ReduceOp::kArgMax;
+    std::vector<llvm::Value*> extents;
+    for (const Expr& extent : reduce->extents) extents.push_back(LowerExpr(extent, state));
+    llvm::Value* accumulator = CreateEntryAlloca(state.function, type);
+    builder_.CreateStore(LowerExpr(reduce->init, state), accumulator);
+    llvm::Value* best_position = nullptr;
+    llvm::Value* position = nullptr;
+    if (is_arg) {
+      best_position = CreateEntryAlloca(state.function, index_type);
+      position = CreateEntryAlloca(state.function, index_type);
+      builder_.CreateStore(builder_.getInt64(0), best_position);
+      builder_.CreateStore(builder_.getInt64(0), position);
+    }
+    EmitReduceLoops(reduce, extents, 0, state, [&] {
+      llvm::Value* value = LowerExpr(reduce->body, state);
+      llvm::Value* current = builder_.CreateLoad(type, accumulator);
+      if (!is_arg) {
+        builder_.CreateStore(Combine(reduce->op, reduce->body->dtype, current, value), accumulator);
+        return;
+      }
+      llvm::Value* here = builder_.CreateLoad(index_type, position);
+      llvm::Value* take = ArgTakes(reduce, value, current);
+      builder_.CreateStore(builder_.CreateSelect(take, value, current), accumulator);
+      builder_.CreateStore(
+          builder_.CreateSelect(take, here, builder_.CreateLoad(index_type, best_position)),
+          best_position);
+      builder_.CreateStore(builder_.CreateAdd(here, builder_.getInt64(1)), position);
+    });
+    // The axes are bound only inside the nest: a later parallel loop must
+    // not capture them.
+    for (const Var& axis : reduce->axes) state.variables.erase(axis.get());
+    if (is_arg) {
+      return builder_.CreateTrunc(builder_.CreateLoad(index_type, best_position),
+                                  builder_.getInt32Ty());
+    }
+    return builder_.CreateLoad(type, accumulator);
+  }
+
+  void EmitReduceLoops(const ReduceNode* reduce, const std::vector<llvm::Value*>& extents,
+                       size_t axis, FunctionState& state, const std::function<void()>& innermost) {
+    if (axis == extents.size()) {
+      innermost();
+      return;
+    }
+    llvm::BasicBlock* preheader = builder_.GetInsertBlock();
+    auto* header = llvm::BasicBlock::Create(*context_, "reduce", state.function);
+    auto* body = llvm::BasicBlock::Create(*context_, "reduce.body", state.function);
+    auto* exit = llvm::BasicBlock::Create(*context_, "reduce.after", state.function);
+    builder_.CreateBr(header);
+    builder_.SetInsertPoint(header);
+    llvm::PHINode* index = builder_.CreatePHI(builder_.getInt64Ty(), 2, reduce->axes[axis]->name);
+    index->addIncoming(builder_.getInt64(0), preheader);
+    builder_.CreateCondBr(builder_.CreateICmpSLT(index, extents[axis]), body, exit);
+    builder_.SetInsertPoint(body);
+    state.variables[reduce->axes[axis].get()] = index;
+    EmitReduceLoops(reduce, extents, axis + 1, state, innermost);
+    llvm::Value* next =
+        builder_.CreateAdd(index, builder_.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
+    builder_.CreateBr(header);
+    index->addIncoming(next, builder_.GetInsertBlock());
+    builder_.SetInsertPoint(exit);
+  }
+
+  llvm::Value* Combine(ReduceOp op, DType dtype, llvm::Value* accumulator, llvm::Value* value) {
+    switch (op) {
+      case ReduceOp::kSum:
+        return LowerBinary(BinaryOp::kAdd, dtype, accumulator, value);
+      case ReduceOp::kProduct:
+        return LowerBinary(BinaryOp::kMultiply, dtype, accumulator, value);
+      // NaN-propagating for floats; AND and OR for bools (i1 compared unsigned).
+      case ReduceOp::kMinimum:
+        return LowerBinary(BinaryOp::kMinimum, dtype, accumulator, value);
+      case ReduceOp::kMaximum:
+        return LowerBinary(BinaryOp::kMaximum, dtype, accumulator, value);
+      default:
+        break;
+    }
+    RELAY_UNREACHABLE("combining an arg reduction as a value reduction");
+  }
+
+  // Whether `value` replaces `best` as the arg-min/max candidate. A NaN is
+  // the extremum, as in numpy.argmax: the first NaN wins and nothing replaces
+  // it, except a later NaN when the last extremum is asked for.
+  llvm::Value* ArgTakes(const ReduceNode* reduce, llvm::Value* value, llvm::Value* best) {
+    DType dtype = reduce->body->dtype;
+    bool is_max = reduce->op == ReduceOp::kArgMax;
+    bool last = reduce->select_last;
+    if (IsFloat(dtype)) {
+      llvm::Value* better =
+          is_max
+              ? (last ? builder_.CreateFCmpOGE(value, best) : builder_.CreateFCmpOGT(value, best))
+              : (last ? builder_.CreateFCmpOLE(value, best) : builder_.CreateFCmpOLT(value, best));
+      llvm::Value* value_is_nan = builder_.CreateFCmpUNO(value, value);
+      llvm::Value* nan_wins =
+          last ? value_is_nan
+               : builder_.CreateAnd(value_is_nan, builder_.CreateFCmpORD(best, best));
+      return builder_.CreateOr(better, nan_wins);
+    }
+    bool is_signed = IsSignedInteger(dtype);
+    llvm::CmpInst::Predicate predicate =
+        is_max ? (last ? (is_signed ? llvm::CmpInst::ICMP_SGE : llvm::CmpInst::ICMP_UGE)
+                       : (is_signed ? llvm::CmpInst::ICMP_SGT : llvm::CmpInst::ICMP_UGT))
+               : (last ? (is_signed ? llvm::CmpInst::ICMP_SLE : llvm::CmpInst::ICMP_ULE)
+                       : (is_signed ? llvm::CmpInst::ICMP_SLT : llvm::CmpInst::ICMP_ULT));
+    return builder_.CreateICmp(predicate, value, best);
   }
 
   llvm::Value* Intrinsic(llvm::Intrinsic::ID id, llvm::Type* type, std::vector<llvm::Value*> args) {
