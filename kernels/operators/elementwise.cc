@@ -80,7 +80,8 @@ const UnaryOperator kUnaryOperators[] = {
     // floor, ceil, round and trunc are the identity on integers, as in TVM.
     {"floor", Accepts::kNumeric, kSameDType, "Elementwise floor."},
     {"ceil", Accepts::kNumeric, kSameDType, "Elementwise ceiling."},
-    {"round", Accepts::kNumeric, kSameDType, "Elementwise rounding, halves to even (as NumPy and ONNX)."},
+    {"round", Accepts::kNumeric, kSameDType,
+     "Elementwise rounding, halves to even (as NumPy and ONNX)."},
     {"trunc", Accepts::kNumeric, kSameDType, "Elementwise truncation toward zero."},
     {"exp", Accepts::kFloat, kSameDType, "Elementwise e^x."},
     {"log", Accepts::kFloat, kSameDType, "Elementwise natural logarithm."},
