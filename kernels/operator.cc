@@ -53,6 +53,19 @@ std::string ValueType::ToString() const {
   return text + "]";
 }
 
+void OperatorTableBuilder::AttachComputes(
+    const std::unordered_map<std::string, ComputeFunction>& computes) {
+  size_t attached = 0;
+  for (OperatorDefinition& definition : definitions_) {
+    auto found = computes.find(definition.name);
+    if (found == computes.end()) continue;
+    definition.compute = found->second;
+    ++attached;
+  }
+  RELAY_CHECK(attached == computes.size(),
+              "a compute definition names an operator the table lacks");
+}
+
 void OperatorTableBuilder::Add(OperatorDefinition definition) {
   for (const OperatorDefinition& existing : definitions_) {
     RELAY_CHECK(existing.name != definition.name,
@@ -100,6 +113,8 @@ const OperatorTable& Table() {
     AttachElementwiseComputes(builder);
     AttachReductionComputes(builder);
     AttachTransformComputes(builder);
+    AttachConvolutionComputes(builder);
+    AttachNeuralNetworkComputes(builder);
     OperatorTable result;
     result.definitions = std::move(builder.definitions());
     for (const OperatorDefinition& definition : result.definitions) {

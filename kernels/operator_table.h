@@ -3,6 +3,10 @@
 // Register*Operators function; operator.cc calls them all, once.
 #pragma once
 
+#include <functional>
+#include <string>
+#include <unordered_map>
+
 #include "kernels/operator.h"
 
 namespace relay::kernels {
@@ -11,6 +15,9 @@ class OperatorTableBuilder {
  public:
   // Adds a definition; a duplicate name is an internal error.
   void Add(OperatorDefinition definition);
+  // Gives each named operator its compute definition; a name the table
+  // lacks is an internal error.
+  void AttachComputes(const std::unordered_map<std::string, ComputeFunction>& computes);
   std::vector<OperatorDefinition>& definitions() { return definitions_; }
 
  private:
@@ -28,5 +35,7 @@ void RegisterImageOperators(OperatorTableBuilder& table);      // image.resize2d
 void AttachElementwiseComputes(OperatorTableBuilder& table);  // elementwise, broadcast, where, cast
 void AttachReductionComputes(OperatorTableBuilder& table);    // sum, mean, argmax, ...
 void AttachTransformComputes(OperatorTableBuilder& table);    // reshape, take, concatenate, ...
+void AttachConvolutionComputes(OperatorTableBuilder& table);  // conv2d, pools, resize2d
+void AttachNeuralNetworkComputes(OperatorTableBuilder& table);  // dense, softmax, norms, ...
 
 }  // namespace relay::kernels

@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "kernels/codegen/llvm/lower_kernel.h"
+#include "kernels/compute/neural_network_compute.h"
 #include "kernels/compute/transform_compute.h"
 #include "kernels/operator.h"
 #include "relay/devices.h"
@@ -107,12 +108,16 @@ std::vector<Ref<Tensor>> RunDefinition(const OperatorDefinition& definition,
   } catch (const OperatorTypeError& error) {
     throw Error(ErrorKind::kUsage, "operator " + definition.name + ": " + error.message);
   }
-  // Reductions read input axes that the output does not have, so their
-  // inputs cannot borrow the output's symbolic dimensions.
+  // Reductions read input axes that the output does not have, and windowed
+  // operators (convolution, pooling, resizing) have output extents unlike
+  // their inputs', so their inputs cannot borrow the output's symbolic
+  // dimensions.
   const bool constant_shapes = ComputeNeedsConstantShapes(definition.name) ||
-                               definition.pattern == FusionPattern::kCommReduce;
-  // Tuple results (split) have compute definitions beside the table's,
-  // always specialised to constant shapes.
+                               definition.pattern == FusionPattern::kCommReduce ||
+                               definition.pattern == FusionPattern::kOutElementwiseFusable ||
+                               definition.name == "image.resize2d" || output_type.is_tuple;
+  // Tuple results (split, nn.batch_norm, nn.dropout) have compute
+  // definitions beside the table's, always specialised to constant shapes.
   if (output_type.is_tuple ? !constant_shapes : !definition.compute) {
     throw Error(ErrorKind::kUsage, "operator " + definition.name + " has no CPU kernel yet");
   }
@@ -152,7 +157,10 @@ std::vector<Ref<Tensor>> RunDefinition(const OperatorDefinition& definition,
   std::vector<TensorExpr> outputs;
   std::vector<ValueType> output_types;
   if (output_type.is_tuple) {
-    outputs = ComputeTupleResult(definition.name, tensor_inputs, normalized);
+    std::optional<std::vector<TensorExpr>> fields =
+        NeuralNetworkTupleResult(definition.name, tensor_inputs, normalized);
+    outputs = fields ? std::move(*fields)
+                     : ComputeTupleResult(definition.name, tensor_inputs, normalized);
     output_types = output_type.fields;
   } else {
     outputs = {definition.compute(tensor_inputs, normalized)};

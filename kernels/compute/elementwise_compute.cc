@@ -147,15 +147,7 @@ std::unordered_map<std::string, ComputeFunction> ElementwiseComputes() {
 }  // namespace
 
 void AttachElementwiseComputes(OperatorTableBuilder& table) {
-  std::unordered_map<std::string, ComputeFunction> computes = ElementwiseComputes();
-  for (OperatorDefinition& definition : table.definitions()) {
-    if (auto found = computes.find(definition.name); found != computes.end()) {
-      definition.compute = found->second;
-      computes.erase(found);
-    }
-  }
-  RELAY_CHECK(computes.empty(), "a compute definition names an operator the table lacks: " +
-                                    (computes.empty() ? std::string() : computes.begin()->first));
+  table.AttachComputes(ElementwiseComputes());
 }
 
 }  // namespace relay::kernels

@@ -287,15 +287,7 @@ std::unordered_map<std::string, ComputeFunction> ReductionComputes() {
 }  // namespace
 
 void AttachReductionComputes(OperatorTableBuilder& table) {
-  std::unordered_map<std::string, ComputeFunction> computes = ReductionComputes();
-  for (OperatorDefinition& definition : table.definitions()) {
-    if (auto found = computes.find(definition.name); found != computes.end()) {
-      definition.compute = found->second;
-      computes.erase(found);
-    }
-  }
-  RELAY_CHECK(computes.empty(), "a compute definition names an operator the table lacks: " +
-                                    (computes.empty() ? std::string() : computes.begin()->first));
+  table.AttachComputes(ReductionComputes());
 }
 
 }  // namespace relay::kernels

@@ -484,6 +484,8 @@ std::vector<TensorExpr> ComputeTupleResult(std::string_view operator_name,
 }
 
 void AttachTransformComputes(OperatorTableBuilder& table) {
+  // Transform computes are written against the resolved output shape
+  // (Specialised), so each is wrapped with its operator's type relation.
   const auto& computes = TransformComputes();
   size_t attached = 0;
   for (OperatorDefinition& definition : table.definitions()) {

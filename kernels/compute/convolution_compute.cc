@@ -1,0 +1,471 @@
+// Compute definitions of the convolution, pooling and resizing operators
+// (nn.conv2d, nn.max_pool2d, nn.avg_pool2d, nn.global_avg_pool2d,
+// nn.global_max_pool2d, nn.adaptive_avg_pool2d, nn.adaptive_max_pool2d,
+// image.resize2d), attached to the operator table by
+// AttachConvolutionComputes. The schedule is the naive one of
+// BuildInjectiveKernel: one kir::ReduceNode per output element.
+//
+// These definitions need inputs with constant shapes (RunDefinition
+// specialises every kOutElementwiseFusable operator and image.resize2d):
+// window geometry, padding and interpolation coordinates are computed from
+// known extents. Layouts are any arrangement of N, C, H, W (and O, I, H, W
+// for conv2d's weight), as the type relations accept.
+//
+// Padding is never read: an element of the padded border is a Select
+// between the value at a clamped (always in-bounds) index and the pad value,
+// because a Select evaluates both of its operands.
+//
+// Precision: float convolutions and averages accumulate in float64 and round
+// once to the output dtype; integer convolutions accumulate in out_dtype
+// (wrapping), as TVM's do. Float16 maxima are taken in float32.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+#include "kernels/operator_table.h"
+#include "kernels/operators/relation_helpers.h"
+
+namespace relay::kernels {
+
+namespace {
+
+using namespace relay::kernels::kir;
+
+int64_t ConstantExtent(const Expr& extent) {
+  const auto* constant = As<IntImmNode>(extent);
+  if (constant == nullptr) {
+    throw Error(ErrorKind::kInternal,
+                "convolution and pooling compute definitions need inputs with constant shapes");
+  }
+  return constant->value;
+}
+
+// Where each letter of `letters` sits in `layout` (validated by the type
+// relation): position[k] is the tensor axis of letters[k].
+std::array<size_t, 4> LayoutPositions(const std::string& layout, std::string_view letters) {
+  std::array<size_t, 4> position{};
+  for (size_t letter = 0; letter < 4; ++letter) position[letter] = layout.find(letters[letter]);
+  return position;
+}
+
+// The (N, C, H, W) extents of a tensor in `layout`.
+std::array<int64_t, 4> ExtentsIn(const TensorExpr& tensor, const std::array<size_t, 4>& layout) {
+  std::array<int64_t, 4> extents{};
+  for (size_t letter = 0; letter < 4; ++letter)
+    extents[letter] = ConstantExtent(tensor.shape[layout[letter]]);
+  return extents;
+}
+
+// Arranges per-letter values into a layout's axis order.
+std::vector<Expr> Arranged(const std::array<size_t, 4>& layout, std::array<Expr, 4> values) {
+  std::vector<Expr> arranged(4);
+  for (size_t letter = 0; letter < 4; ++letter) arranged[layout[letter]] = values[letter];
+  return arranged;
+}
+
+constexpr size_t kBatch = 0, kChannel = 1, kHeight = 2, kWidth = 3;
+
+std::array<int64_t, 2> SpatialPair(const Attrs& attrs, std::string_view name) {
+  const std::vector<int64_t> values = IntListAttr(attrs, name);
+  return {values[0], values.back()};
+}
+
+// padding as (top, left, bottom, right) from 1, 2 or 4 values.
+std::array<int64_t, 4> Padding(const Attrs& attrs) {
+  const std::vector<int64_t> values = IntListAttr(attrs, "padding");
+  if (values.size() == 1) return {values[0], values[0], values[0], values[0]};
+  if (values.size() == 2) return {values[0], values[1], values[0], values[1]};
+  return {values[0], values[1], values[2], values[3]};
+}
+
+// The sliding-window output extent (see WindowOutput in
+// kernels/operators/neural_network.cc, which has validated it).
+int64_t WindowExtent(int64_t input, int64_t padding, int64_t kernel, int64_t dilation,
+                     int64_t stride, bool ceil_mode) {
+  const int64_t span = input + padding - (dilation * (kernel - 1) + 1);
+  return (span + (ceil_mode ? stride - 1 : 0)) / stride + 1;
+}
+
+Expr Compare(BinaryOp op, Expr a, Expr b) {
+  return Binary(op, std::move(a), std::move(b));
+}
+
+// 0 <= index < extent.
+Expr InRange(const Expr& index, int64_t lower, int64_t upper) {
+  return Binary(BinaryOp::kAnd, Compare(BinaryOp::kGreaterEqual, index, Int(lower)),
+                Compare(BinaryOp::kLess, index, Int(upper)));
+}
+
+// `index` clamped into [0, extent).
+Expr Clamp(const Expr& index, int64_t extent) {
+  return Binary(BinaryOp::kMaximum, Binary(BinaryOp::kMinimum, index, Int(extent - 1)), Int(0));
+}
+
+Expr Constant(double value, DType dtype) {
+  if (IsFloat(dtype)) return Float(value, dtype);
+  return Expr(new IntImmNode(static_cast<int64_t>(value), dtype));
+}
+
+// The lowest value of `dtype` (-inf for floats): where max pooling starts.
+Expr Lowest(DType dtype) {
+  switch (dtype) {
+    case DType::kInt8:
+      return Constant(std::numeric_limits<int8_t>::lowest(), dtype);
+    case DType::kUInt8:
+      return Constant(0, dtype);
+    case DType::kInt16:
+      return Constant(std::numeric_limits<int16_t>::lowest(), dtype);
+    case DType::kInt32:
+      return Constant(std::numeric_limits<int32_t>::lowest(), dtype);
+    case DType::kInt64:
+      return Expr(new IntImmNode(std::numeric_limits<int64_t>::lowest(), dtype));
+    default:
+      break;
+  }
+  if (IsFloat(dtype)) return Float(-std::numeric_limits<double>::infinity(), dtype);
+  throw Error(ErrorKind::kUsage,
+              "max pooling does not support dtype " + std::string(DTypeName(dtype)));
+}
+
+DType Widened(DType dtype) {
+  return dtype == DType::kFloat16 ? DType::kFloat32 : dtype;
+}
+
+void ExpectFloat(DType dtype, std::string_view name) {
+  if (!IsFloat(dtype)) {
+    throw Error(ErrorKind::kUsage, "operator " + std::string(name) +
+                                       " supports only floating-point inputs for now, got " +
+                                       std::string(DTypeName(dtype)));
+  }
+}
+
+Var NewVar(const std::string& name) {
+  return Var(new VarNode(name));
+}
+
+// ---- conv2d ------------------------------------------------------------------------------
+
+// out[n, k, y, x] = sum over (c, ry, rx) of
+//   data[n, group(k) * C/groups + c, y*sh + ry*dh - top, x*sw + rx*dw - left] * weight[k, c, ry,
+//   rx]
+TensorExpr Conv2D(std::span<const TensorExpr> inputs, const Attrs& attrs) {
+  const TensorExpr& data = inputs[0];
+  const TensorExpr& weight = inputs[1];
+  const auto data_layout = LayoutPositions(StringAttr(attrs, "data_layout"), "NCHW");
+  const auto kernel_layout = LayoutPositions(StringAttr(attrs, "kernel_layout"), "OIHW");
+  const std::string& out_text = StringAttr(attrs, "out_layout");
+  const auto out_layout = out_text.empty() ? data_layout : LayoutPositions(out_text, "NCHW");
+  const DType out_dtype = DTypeAttr(attrs, "out_dtype", data.dtype);
+  const DType accumulator = IsFloat(out_dtype) ? DType::kFloat64 : out_dtype;
+
+  const auto in = ExtentsIn(data, data_layout);
+  const auto kernel = ExtentsIn(weight, kernel_layout);  // O, I, H, W
+  const int64_t groups = IntAttr(attrs, "groups");
+  const auto strides = SpatialPair(attrs, "strides");
+  const auto dilation = SpatialPair(attrs, "dilation");
+  const auto padding = Padding(attrs);
+  const int64_t out_height = WindowExtent(in[kHeight], padding[0] + padding[2], kernel[kHeight],
+                                          dilation[0], strides[0], false);
+  const int64_t out_width = WindowExtent(in[kWidth], padding[1] + padding[3], kernel[kWidth],
+                                         dilation[1], strides[1], false);
+  const int64_t out_per_group = kernel[0] / groups;
+  const int64_t in_per_group = kernel[1];
+
+  std::vector<Expr> shape =
+      Arranged(out_layout, {Int(in[kBatch]), Int(kernel[0]), Int(out_height), Int(out_width)});
+  return TensorExpr{
+      shape, out_dtype, [=](const std::vector<Expr>& indices) {
+        const Expr& n = indices[out_layout[kBatch]];
+        const Expr& k = indices[out_layout[kChannel]];
+        const Expr& y = indices[out_layout[kHeight]];
+        const Expr& x = indices[out_layout[kWidth]];
+        Var c = NewVar("rc"), ry = NewVar("ry"), rx = NewVar("rx");
+        Expr group_base =
+            Multiply(Binary(BinaryOp::kFloorDivide, k, Int(out_per_group)), Int(in_per_group));
+        Expr row = Subtract(Add(Multiply(y, Int(strides[0])), Multiply(ry, Int(dilation[0]))),
+                            Int(padding[0]));
+        Expr column = Subtract(Add(Multiply(x, Int(strides[1])), Multiply(rx, Int(dilation[1]))),
+                               Int(padding[1]));
+        Expr inside =
+            Binary(BinaryOp::kAnd, InRange(row, 0, in[kHeight]), InRange(column, 0, in[kWidth]));
+        Expr value = data.at(Arranged(data_layout, {n, Add(group_base, c), Clamp(row, in[kHeight]),
+                                                    Clamp(column, in[kWidth])}));
+        Expr padded = Select(inside, Cast(accumulator, value), Constant(0, accumulator));
+        Expr filter = Cast(accumulator, weight.at(Arranged(kernel_layout, {k, c, ry, rx})));
+        Expr sum = Reduce(ReduceOp::kSum, {c, ry, rx},
+                          {Int(in_per_group), Int(kernel[kHeight]), Int(kernel[kWidth])},
+                          Constant(0, accumulator), Multiply(padded, filter));
+        return Cast(out_dtype, sum);
+      }};
+}
+
+// ---- sliding-window pools ------------------------------------------------------------------
+
+ComputeFunction Pool2D(bool average) {
+  return [average](std::span<const TensorExpr> inputs, const Attrs& attrs) {
+    const TensorExpr& data = inputs[0];
+    const char* name = average ? "nn.avg_pool2d" : "nn.max_pool2d";
+    if (average) ExpectFloat(data.dtype, name);
+    const auto layout = LayoutPositions(StringAttr(attrs, "layout"), "NCHW");
+    const std::string& out_text = StringAttr(attrs, "out_layout");
+    const auto out_layout = out_text.empty() ? layout : LayoutPositions(out_text, "NCHW");
+    const auto in = ExtentsIn(data, layout);
+    const auto pool = SpatialPair(attrs, "pool_size");
+    const auto strides = SpatialPair(attrs, "strides");
+    const auto dilation = SpatialPair(attrs, "dilation");
+    const auto padding = Padding(attrs);
+    const bool ceil_mode = BoolAttr(attrs, "ceil_mode");
+    const bool count_include_pad = average && BoolAttr(attrs, "count_include_pad");
+    const int64_t out_height = WindowExtent(in[kHeight], padding[0] + padding[2], pool[0],
+                                            dilation[0], strides[0], ceil_mode);
+    const int64_t out_width = WindowExtent(in[kWidth], padding[1] + padding[3], pool[1],
+                                           dilation[1], strides[1], ceil_mode);
+    const DType dtype = data.dtype;
+    std::vector<Expr> shape =
+        Arranged(out_layout, {Int(in[kBatch]), Int(in[kChannel]), Int(out_height), Int(out_width)});
+    return TensorExpr{
+        shape, dtype, [=](const std::vector<Expr>& indices) {
+          const Expr& n = indices[out_layout[kBatch]];
+          const Expr& c = indices[out_layout[kChannel]];
+          Var ry = NewVar("ry"), rx = NewVar("rx");
+          // The window's first element and its position along each axis.
+          Expr row_start =
+              Subtract(Multiply(indices[out_layout[kHeight]], Int(strides[0])), Int(padding[0]));
+          Expr column_start =
+              Subtract(Multiply(indices[out_layout[kWidth]], Int(strides[1])), Int(padding[1]));
+          Expr row = Add(row_start, Multiply(ry, Int(dilation[0])));
+          Expr column = Add(column_start, Multiply(rx, Int(dilation[1])));
+          Expr inside =
+              Binary(BinaryOp::kAnd, InRange(row, 0, in[kHeight]), InRange(column, 0, in[kWidth]));
+          Expr value =
+              data.at(Arranged(layout, {n, c, Clamp(row, in[kHeight]), Clamp(column, in[kWidth])}));
+          std::vector<Var> axes = {ry, rx};
+          std::vector<Expr> extents = {Int(pool[0]), Int(pool[1])};
+          if (!average) {
+            const DType computed = Widened(dtype);
+            Expr lowest = Lowest(computed);
+            Expr body = Select(inside, Cast(computed, value), lowest);
+            return Cast(dtype, Reduce(ReduceOp::kMaximum, axes, extents, lowest, body));
+          }
+          Expr zero = Float(0, DType::kFloat64);
+          Expr sum = Reduce(ReduceOp::kSum, axes, extents, zero,
+                            Select(inside, Cast(DType::kFloat64, value), zero));
+          // The divisor counts the window's elements inside the input, or,
+          // with count_include_pad, inside the padded input (not the extra
+          // border ceil_mode adds), as TVM and PyTorch do.
+          std::array<Expr, 2> counts;
+          for (size_t axis = 0; axis < 2; ++axis) {
+            const int64_t extent = in[axis == 0 ? kHeight : kWidth];
+            const int64_t lower = count_include_pad ? -padding[axis] : 0;
+            const int64_t upper = count_include_pad ? extent + padding[axis + 2] : extent;
+            Var r = NewVar(axis == 0 ? "cy" : "cx");
+            Expr position =
+                Add(axis == 0 ? row_start : column_start, Multiply(r, Int(dilation[axis])));
+            counts[axis] = Reduce(ReduceOp::kSum, {r}, {Int(pool[axis])}, Int(0),
+                                  Cast(DType::kInt64, InRange(position, lower, upper)));
+          }
+          Expr count = Binary(BinaryOp::kMaximum, Multiply(counts[0], counts[1]), Int(1));
+          return Cast(dtype, Binary(BinaryOp::kDivide, sum, Cast(DType::kFloat64, count)));
+        }};
+  };
+}
+
+// ---- adaptive and global pools --------------------------------------------------------------
+
+// Output element i of an adaptive pool covers input [floor(i * in / out),
+// ceil((i + 1) * in / out)), as PyTorch's. A global pool is the adaptive
+// pool to 1 x 1.
+ComputeFunction AdaptivePool2D(bool average, bool global) {
+  return [average, global](std::span<const TensorExpr> inputs, const Attrs& attrs) {
+    const TensorExpr& data = inputs[0];
+    if (average) {
+      ExpectFloat(data.dtype, global ? "nn.global_avg_pool2d" : "nn.adaptive_avg_pool2d");
+    }
+    const auto layout = LayoutPositions(StringAttr(attrs, "layout"), "NCHW");
+    const std::string& out_text = StringAttr(attrs, "out_layout");
+    const auto out_layout = out_text.empty() ? layout : LayoutPositions(out_text, "NCHW");
+    const auto in = ExtentsIn(data, layout);
+    std::array<int64_t, 2> out = {1, 1};
+    if (!global) {
+      out = {in[kHeight], in[kWidth]};
+      const std::vector<int64_t> size =
+          OptionalIntListAttr(attrs, "output_size").value_or(std::vector<int64_t>{});
+      if (!size.empty()) out = {size[0], size.back()};
+    }
+    // The widest window along each axis: the reduction's constant extent;
+    // narrower windows mask their tail.
+    std::array<int64_t, 2> widest = {0, 0};
+    for (size_t axis = 0; axis < 2; ++axis) {
+      const int64_t extent = in[axis == 0 ? kHeight : kWidth];
+      for (int64_t i = 0; i < out[axis]; ++i) {
+        const int64_t start = i * extent / out[axis];
+        const int64_t end = ((i + 1) * extent + out[axis] - 1) / out[axis];
+        widest[axis] = std::max(widest[axis], end - start);
+      }
+    }
+    const DType dtype = data.dtype;
+    std::vector<Expr> shape =
+        Arranged(out_layout, {Int(in[kBatch]), Int(in[kChannel]), Int(out[0]), Int(out[1])});
+    return TensorExpr{
+        shape, dtype, [=](const std::vector<Expr>& indices) {
+          std::array<Expr, 2> positions, sizes, inside;
+          std::array<Var, 2> axes = {NewVar("ry"), NewVar("rx")};
+          for (size_t axis = 0; axis < 2; ++axis) {
+            const int64_t extent = in[axis == 0 ? kHeight : kWidth];
+            const Expr& i = indices[out_layout[axis == 0 ? kHeight : kWidth]];
+            Expr start = Binary(BinaryOp::kFloorDivide, Multiply(i, Int(extent)), Int(out[axis]));
+            Expr end = Binary(BinaryOp::kFloorDivide,
+                              Add(Multiply(Add(i, Int(1)), Int(extent)), Int(out[axis] - 1)),
+                              Int(out[axis]));
+            sizes[axis] = Subtract(end, start);
+            inside[axis] = Compare(BinaryOp::kLess, axes[axis], sizes[axis]);
+            positions[axis] = Clamp(Add(start, axes[axis]), extent);
+          }
+          Expr value =
+              data.at(Arranged(layout, {indices[out_layout[kBatch]], indices[out_layout[kChannel]],
+                                        positions[0], positions[1]}));
+          Expr within = Binary(BinaryOp::kAnd, inside[0], inside[1]);
+          std::vector<Var> reduce_axes = {axes[0], axes[1]};
+          std::vector<Expr> extents = {Int(widest[0]), Int(widest[1])};
+          if (!average) {
+            const DType computed = Widened(dtype);
+            Expr lowest = Lowest(computed);
+            Expr body = Select(within, Cast(computed, value), lowest);
+            return Cast(dtype, Reduce(ReduceOp::kMaximum, reduce_axes, extents, lowest, body));
+          }
+          Expr zero = Float(0, DType::kFloat64);
+          Expr sum = Reduce(ReduceOp::kSum, reduce_axes, extents, zero,
+                            Select(within, Cast(DType::kFloat64, value), zero));
+          Expr count = Cast(DType::kFloat64, Multiply(sizes[0], sizes[1]));
+          return Cast(dtype, Binary(BinaryOp::kDivide, sum, count));
+        }};
+  };
+}
+
+// ---- image.resize2d -----------------------------------------------------------------------
+
+// The input coordinate (float64) of output position `index` along an axis
+// of `in` input and `out` output elements, as TVM's resize.
+Expr InputCoordinate(const Expr& index, int64_t in, int64_t out, const std::string& mode) {
+  Expr position = Cast(DType::kFloat64, index);
+  Expr half = Float(0.5, DType::kFloat64);
+  const double scale = static_cast<double>(in) / static_cast<double>(out);
+  Expr scaled = Float(scale, DType::kFloat64);
+  if (mode == "align_corners") {
+    if (out <= 1) return Float(0, DType::kFloat64);
+    return Multiply(position, Float(static_cast<double>(in - 1) / static_cast<double>(out - 1),
+                                    DType::kFloat64));
+  }
+  if (mode == "asymmetric") return Multiply(position, scaled);
+  if (mode == "tf_half_pixel_for_nn") return Multiply(Add(position, half), scaled);
+  if (mode == "pytorch_half_pixel" && out <= 1) return Float(0, DType::kFloat64);
+  // half_pixel and pytorch_half_pixel
+  return Subtract(Multiply(Add(position, half), scaled), half);
+}
+
+// The nearest input index of a coordinate under TVM's rounding methods; an
+// empty method is "round" for align_corners and tf_half_pixel_for_nn, else
+// "floor". floor and ceil nudge by 1e-5 against rounding error, as TVM.
+Expr NearestIndex(const Expr& coordinate, std::string method, const std::string& mode) {
+  if (method.empty()) {
+    method = mode == "align_corners" || mode == "tf_half_pixel_for_nn" ? "round" : "floor";
+  }
+  const DType f64 = DType::kFloat64;
+  Expr rounded;
+  if (method == "round") {
+    rounded = Unary(UnaryOp::kRound, coordinate);
+  } else if (method == "round_prefer_floor") {
+    rounded = Unary(UnaryOp::kCeil, Subtract(coordinate, Float(0.5, f64)));
+  } else if (method == "round_prefer_ceil") {
+    rounded = Unary(UnaryOp::kFloor, Add(coordinate, Float(0.5, f64)));
+  } else if (method == "ceil") {
+    rounded = Unary(UnaryOp::kCeil, Subtract(coordinate, Float(1e-5, f64)));
+  } else {
+    rounded = Unary(UnaryOp::kFloor, Add(coordinate, Float(1e-5, f64)));
+  }
+  return Cast(DType::kInt64, rounded);
+}
+
+TensorExpr Resize2D(std::span<const TensorExpr> inputs, const Attrs& attrs) {
+  const TensorExpr& data = inputs[0];
+  const std::string& layout = StringAttr(attrs, "layout");
+  const std::string& mode = StringAttr(attrs, "coordinate_transformation_mode");
+  const std::string& method = StringAttr(attrs, "method");
+  const std::string& rounding = StringAttr(attrs, "rounding_method");
+  const DType out_dtype = DTypeAttr(attrs, "out_dtype", data.dtype);
+  if (mode == "tf_crop_and_resize") {
+    throw Error(ErrorKind::kUsage,
+                "operator image.resize2d: coordinate_transformation_mode "
+                "\"tf_crop_and_resize\" has no CPU kernel yet");
+  }
+  const bool linear = method != "nearest_neighbor";
+  if (linear && !(IsFloat(data.dtype) && IsFloat(out_dtype))) {
+    throw Error(ErrorKind::kUsage,
+                "operator image.resize2d: linear interpolation supports only floating-point "
+                "inputs and outputs for now");
+  }
+  const size_t height_axis = layout.find('H'), width_axis = layout.find('W');
+  const std::array<int64_t, 2> in = {ConstantExtent(data.shape[height_axis]),
+                                     ConstantExtent(data.shape[width_axis])};
+  const std::vector<int64_t> size = IntListAttr(attrs, "size");
+  std::vector<Expr> shape = data.shape;
+  shape[height_axis] = Int(size[0]);
+  shape[width_axis] = Int(size[1]);
+  return TensorExpr{shape, out_dtype, [=](const std::vector<Expr>& indices) {
+                      std::array<Expr, 2> coordinates;
+                      const std::array<size_t, 2> axes = {height_axis, width_axis};
+                      for (size_t axis = 0; axis < 2; ++axis) {
+                        coordinates[axis] =
+                            InputCoordinate(indices[axes[axis]], in[axis], size[axis], mode);
+                      }
+                      auto read = [&](const Expr& row, const Expr& column) {
+                        std::vector<Expr> at = indices;
+                        at[height_axis] = Clamp(row, in[0]);
+                        at[width_axis] = Clamp(column, in[1]);
+                        return data.at(at);
+                      };
+                      if (!linear) {
+                        return Cast(out_dtype, read(NearestIndex(coordinates[0], rounding, mode),
+                                                    NearestIndex(coordinates[1], rounding, mode)));
+                      }
+                      const DType f64 = DType::kFloat64;
+                      std::array<Expr, 2> lower, fraction;
+                      for (size_t axis = 0; axis < 2; ++axis) {
+                        Expr floor = Unary(UnaryOp::kFloor, coordinates[axis]);
+                        lower[axis] = Cast(DType::kInt64, floor);
+                        fraction[axis] = Subtract(coordinates[axis], floor);
+                      }
+                      auto lerp = [&](const Expr& a, const Expr& b, const Expr& t) {
+                        return Add(Multiply(a, Subtract(Float(1, f64), t)), Multiply(b, t));
+                      };
+                      Expr next_row = Add(lower[0], Int(1)), next_column = Add(lower[1], Int(1));
+                      Expr top = lerp(Cast(f64, read(lower[0], lower[1])),
+                                      Cast(f64, read(lower[0], next_column)), fraction[1]);
+                      Expr bottom = lerp(Cast(f64, read(next_row, lower[1])),
+                                         Cast(f64, read(next_row, next_column)), fraction[1]);
+                      return Cast(out_dtype, lerp(top, bottom, fraction[0]));
+                    }};
+}
+
+std::unordered_map<std::string, ComputeFunction> ConvolutionComputes() {
+  std::unordered_map<std::string, ComputeFunction> computes;
+  computes["nn.conv2d"] = Conv2D;
+  computes["nn.max_pool2d"] = Pool2D(/*average=*/false);
+  computes["nn.avg_pool2d"] = Pool2D(/*average=*/true);
+  computes["nn.global_avg_pool2d"] = AdaptivePool2D(/*average=*/true, /*global=*/true);
+  computes["nn.global_max_pool2d"] = AdaptivePool2D(/*average=*/false, /*global=*/true);
+  computes["nn.adaptive_avg_pool2d"] = AdaptivePool2D(/*average=*/true, /*global=*/false);
+  computes["nn.adaptive_max_pool2d"] = AdaptivePool2D(/*average=*/false, /*global=*/false);
+  computes["image.resize2d"] = Resize2D;
+  return computes;
+}
+
+}  // namespace
+
+void AttachConvolutionComputes(OperatorTableBuilder& table) {
+  table.AttachComputes(ConvolutionComputes());
+}
+
+}  // namespace relay::kernels
