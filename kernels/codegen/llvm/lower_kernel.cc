@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "devices/cpu/thread_pool.h"
 
@@ -330,8 +331,13 @@ class Lowering {
         const auto* cast = As<CastNode>(expr);
         return LowerCast(LowerExpr(cast->value, state), cast->value->dtype, cast->dtype);
       }
-      case NodeKind::kReduce:
-        return LowerReduce(As<ReduceNode>(expr), state);
+      case NodeKind::kReduce: {
+        const auto* reduce = As<ReduceNode>(expr);
+        if (auto hoisted = hoisted_reductions_.find(reduce); hoisted != hoisted_reductions_.end()) {
+          return hoisted->second;
+        }
+        return LowerReduce(reduce, state);
+      }
       default:
         RELAY_UNREACHABLE("lowering a kernel statement as an expression");
     }
@@ -343,6 +349,69 @@ class Lowering {
   // which mem2reg turns into registers, so the nest needs no phi bookkeeping
   // across its levels.
   llvm::Value* LowerReduce(const ReduceNode* reduce, FunctionState& state) {
+    // Inner reductions that do not depend on this one's axes (softmax's row
+    // maximum inside its sum of exponentials) are computed once, before the
+    // loop nest, instead of once per iteration.
+    std::unordered_set<const VarNode*> axes;
+    for (const Var& axis : reduce->axes) axes.insert(axis.get());
+    std::vector<const ReduceNode*> invariant;
+    CollectInvariantReductions(reduce->body, axes, invariant);
+    for (const ReduceNode* inner : invariant) {
+      if (!hoisted_reductions_.count(inner)) hoisted_reductions_[inner] = LowerReduce(inner, state);
+    }
+    llvm::Value* result = LowerReduceLoops(reduce, state);
+    for (const ReduceNode* inner : invariant) hoisted_reductions_.erase(inner);
+    return result;
+  }
+
+  // The outermost reductions inside `expr` that mention none of `axes`.
+  static void CollectInvariantReductions(const Expr& expr,
+                                         const std::unordered_set<const VarNode*>& axes,
+                                         std::vector<const ReduceNode*>& found) {
+    if (const auto* reduce = As<ReduceNode>(expr)) {
+      if (!Mentions(expr, axes)) {
+        found.push_back(reduce);
+        return;
+      }
+    }
+    for (const Expr& child : Operands(expr)) CollectInvariantReductions(child, axes, found);
+  }
+
+  static bool Mentions(const Expr& expr, const std::unordered_set<const VarNode*>& vars) {
+    if (const auto* var = As<VarNode>(expr)) return vars.count(var) != 0;
+    for (const Expr& child : Operands(expr)) {
+      if (Mentions(child, vars)) return true;
+    }
+    return false;
+  }
+
+  static std::vector<Expr> Operands(const Expr& expr) {
+    switch (expr->node_kind()) {
+      case NodeKind::kLoad:
+        return {As<LoadNode>(expr)->index};
+      case NodeKind::kBinary:
+        return {As<BinaryNode>(expr)->a, As<BinaryNode>(expr)->b};
+      case NodeKind::kUnary:
+        return {As<UnaryNode>(expr)->a};
+      case NodeKind::kSelect: {
+        const auto* select = As<SelectNode>(expr);
+        return {select->condition, select->if_true, select->if_false};
+      }
+      case NodeKind::kCast:
+        return {As<CastNode>(expr)->value};
+      case NodeKind::kReduce: {
+        const auto* reduce = As<ReduceNode>(expr);
+        std::vector<Expr> operands = reduce->extents;
+        operands.push_back(reduce->init);
+        operands.push_back(reduce->body);
+        return operands;
+      }
+      default:
+        return {};
+    }
+  }
+
+  llvm::Value* LowerReduceLoops(const ReduceNode* reduce, FunctionState& state) {
     llvm::Type* type = RegisterType(reduce->body->dtype);
     llvm::Type* index_type = builder_.getInt64Ty();
     bool is_arg = reduce->op == ReduceOp::kArgMin || reduce->op == ReduceOp::kArgMax;
@@ -672,6 +741,8 @@ class Lowering {
   std::unique_ptr<llvm::Module> module_;
   llvm::IRBuilder<> builder_;
   bool inside_parallel_ = false;
+  // Values of reductions computed ahead of an enclosing reduction's loops.
+  std::unordered_map<const ReduceNode*, llvm::Value*> hoisted_reductions_;
   int outlined_count_ = 0;
 };
 
@@ -684,7 +755,12 @@ BuiltModule LowerKernel(const kir::Kernel& kernel, const std::string& entry_name
 KernelEntry CompileKernel(const kir::Kernel& kernel, LlvmJit& jit) {
   static constexpr const char* kEntry = "relay_kernel";
   jit.DefineSymbol(kParallelForSymbol, reinterpret_cast<void*>(&relay_cpu_parallel_for));
-  std::string key = "kir-llvm-v1\n" + PrintKernel(kernel);
+  // The key names this build of the lowering, so that a cached object from
+  // an older relay-vm (whose lowering may differ for the same kernel text)
+  // is never reused.
+  static const std::string kLoweringBuild =
+      std::string("kir-llvm ") + __DATE__ + " " + __TIME__ + "\n";
+  std::string key = kLoweringBuild + PrintKernel(kernel);
   void* address = jit.CompileOrReuse(
       key, [&] { return LowerKernel(kernel, kEntry); }, kEntry);
   return reinterpret_cast<KernelEntry>(address);

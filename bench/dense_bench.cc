@@ -1,0 +1,85 @@
+// Throughput of the JIT-compiled CPU kernels for the two operators that
+// dominate a network's time: fp32 nn.dense (data (M, K), weight (N, K)) at
+// M = N = K = 256, 512, 1024, and nn.conv2d for two ResNet-style 3x3 layers.
+// Each case compiles its kernel with one untimed warm-up call, so the timings
+// are of running the kernel (plus RunOperator's cache look-up and the output
+// allocation), never of compiling it. The kernels run on the host thread pool
+// (RELAY_NUM_THREADS threads, default the hardware concurrency), so times and
+// GFLOP/s are wall-clock (UseRealTime): the CPU column is the calling thread's
+// alone.
+//
+//   ninja -C build dense_bench && build/bench/dense_bench
+//
+// bench/numpy_matmul.py times the same dense shapes with NumPy (OpenBLAS) for
+// comparison.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "kernels/attributes.h"
+#include "kernels/compute/cpu_kernels.h"
+#include "relay/devices.h"
+#include "relay/tensor.h"
+
+namespace relay::kernels {
+namespace {
+
+// A host float32 tensor of `shape` filled with uniform values in [-1, 1).
+Ref<Tensor> RandomTensor(const Shape& shape, uint32_t seed) {
+  Ref<Tensor> tensor = Tensor::Empty(HostDevice(), shape, DType::kFloat32);
+  std::mt19937 generator(seed);
+  std::uniform_real_distribution<float> distribution(-1.0f, 1.0f);
+  float* data = tensor->data<float>();
+  for (int64_t i = 0; i < tensor->element_count(); ++i) data[i] = distribution(generator);
+  return tensor;
+}
+
+// Times `name` on `inputs` after one warm-up call that compiles the kernel;
+// `flops` is the floating-point operation count of one call.
+void RunTimed(benchmark::State& state, const char* name, const std::vector<Ref<Tensor>>& inputs,
+              const Attrs& attrs, double flops) {
+  benchmark::DoNotOptimize(RunOperator(name, inputs, attrs));
+  for (auto _ : state) {
+    Ref<Tensor> result = RunOperator(name, inputs, attrs);
+    benchmark::DoNotOptimize(result);
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// nn.dense with M = N = K = state.range(0).
+void BM_Dense(benchmark::State& state) {
+  const int64_t size = state.range(0);
+  const std::vector<Ref<Tensor>> inputs = {RandomTensor({size, size}, 1),
+                                           RandomTensor({size, size}, 2)};
+  RunTimed(state, "nn.dense", inputs, {}, 2.0 * double(size) * double(size) * double(size));
+}
+// The default minimum time still ends a case after its first iteration when
+// that one iteration is longer (the 1024 case can take seconds per call).
+BENCHMARK(BM_Dense)->Arg(256)->Arg(512)->Arg(1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// nn.conv2d, NCHW / OIHW, stride 1, padding 1, 3x3 kernel, with batch 1 and
+// channels = state.range(0) in and out over a state.range(1) square image.
+void BM_Conv2D(benchmark::State& state) {
+  const int64_t channels = state.range(0);
+  const int64_t size = state.range(1);
+  const std::vector<Ref<Tensor>> inputs = {RandomTensor({1, channels, size, size}, 1),
+                                           RandomTensor({channels, channels, 3, 3}, 2)};
+  const Attrs attrs = {{"padding", AttrValue::IntList({1, 1})}};
+  // Output (1, channels, size, size) at stride 1 with padding 1.
+  const double flops = 2.0 * double(channels) * double(size) * double(size) * double(channels) * 9;
+  RunTimed(state, "nn.conv2d", inputs, attrs, flops);
+}
+BENCHMARK(BM_Conv2D)
+    ->ArgNames({"channels", "hw"})
+    ->Args({64, 56})
+    ->Args({128, 28})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace relay::kernels
