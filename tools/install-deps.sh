@@ -14,8 +14,10 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libxrt-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev
-  # fixture generation and peer benchmarks
-  python3 python3-numpy
+  # fixture generation and peer benchmarks (NumPy's matmul runs on OpenBLAS
+  # once libopenblas-dev is installed; without it Debian's NumPy uses the slow
+  # reference BLAS)
+  python3 python3-numpy libopenblas-dev
 )
 
 if [ "$(id -u)" -ne 0 ]; then
