@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "kernels/codegen/llvm/lower_kernel.h"
+#include "kernels/compute/elementwise_compute.h"
 #include "kernels/compute/neural_network_compute.h"
 #include "kernels/compute/transform_compute.h"
 #include "kernels/operator.h"
@@ -108,14 +109,10 @@ std::vector<Ref<Tensor>> RunDefinition(const OperatorDefinition& definition,
   } catch (const OperatorTypeError& error) {
     throw Error(ErrorKind::kUsage, "operator " + definition.name + ": " + error.message);
   }
-  // Reductions read input axes that the output does not have, and windowed
-  // operators (convolution, pooling, resizing) have output extents unlike
-  // their inputs', so their inputs cannot borrow the output's symbolic
-  // dimensions.
-  const bool constant_shapes = ComputeNeedsConstantShapes(definition.name) ||
-                               definition.pattern == FusionPattern::kCommReduce ||
-                               definition.pattern == FusionPattern::kOutElementwiseFusable ||
-                               definition.name == "image.resize2d" || output_type.is_tuple;
+  // Only broadcasting computes may leave sizes symbolic: reductions,
+  // windowed and data-movement operators index their inputs by extents that
+  // differ from the output's.
+  const bool constant_shapes = output_type.is_tuple || !IsBroadcastCompute(definition.name);
   // Tuple results (split, nn.batch_norm, nn.dropout) have compute
   // definitions beside the table's, always specialised to constant shapes.
   if (output_type.is_tuple ? !constant_shapes : !definition.compute) {

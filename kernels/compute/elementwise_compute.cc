@@ -3,6 +3,7 @@
 // in float32, as on CPUs without half-precision arithmetic.
 #include <unordered_map>
 
+#include "kernels/compute/elementwise_compute.h"
 #include "kernels/operator_table.h"
 
 namespace relay::kernels {
@@ -145,6 +146,11 @@ std::unordered_map<std::string, ComputeFunction> ElementwiseComputes() {
 }
 
 }  // namespace
+
+bool IsBroadcastCompute(std::string_view operator_name) {
+  static const std::unordered_map<std::string, ComputeFunction> computes = ElementwiseComputes();
+  return computes.contains(std::string(operator_name));
+}
 
 void AttachElementwiseComputes(OperatorTableBuilder& table) {
   table.AttachComputes(ElementwiseComputes());

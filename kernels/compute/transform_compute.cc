@@ -457,10 +457,6 @@ std::vector<TensorExpr> SplitCompute(std::span<const TensorExpr> inputs, const A
 
 }  // namespace
 
-bool ComputeNeedsConstantShapes(std::string_view operator_name) {
-  return TransformComputes().contains(std::string(operator_name)) || operator_name == "split";
-}
-
 std::vector<TensorExpr> ComputeTupleResult(std::string_view operator_name,
                                            std::span<const TensorExpr> inputs, const Attrs& attrs) {
   const OperatorDefinition* definition = FindOperator(operator_name);

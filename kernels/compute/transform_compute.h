@@ -18,10 +18,6 @@
 
 namespace relay::kernels {
 
-// Whether the compute definition of `operator_name` needs inputs with
-// constant shapes (true for the operators of this file).
-bool ComputeNeedsConstantShapes(std::string_view operator_name);
-
 // The fields of the result of a tuple-valued operator (split) whose
 // TensorExpr `inputs` have constant shapes, one TensorExpr per field; the
 // table's ComputeFunction returns a single tensor, so these live here.
