@@ -133,6 +133,25 @@ DType Widened(DType dtype) {
   return dtype == DType::kFloat16 ? DType::kFloat32 : dtype;
 }
 
+// The maximum of `value` over a pooling window, skipping positions where
+// `inside` is false (padding and past-the-edge cells). Float16 compares in
+// float32.
+Expr MaskedWindowMaximum(DType dtype, std::vector<Var> axes, std::vector<Expr> extents,
+                         const Expr& inside, const Expr& value) {
+  const DType computed = Widened(dtype);
+  Expr lowest = Lowest(computed);
+  Expr body = Select(inside, Cast(computed, value), lowest);
+  return Cast(dtype, Reduce(ReduceOp::kMaximum, std::move(axes), std::move(extents), lowest, body));
+}
+
+// The float64 sum of `value` over a pooling window where `inside` holds.
+Expr MaskedWindowSum(std::vector<Var> axes, std::vector<Expr> extents, const Expr& inside,
+                     const Expr& value) {
+  Expr zero = Float(0, DType::kFloat64);
+  return Reduce(ReduceOp::kSum, std::move(axes), std::move(extents), zero,
+                Select(inside, Cast(DType::kFloat64, value), zero));
+}
+
 void ExpectFloat(DType dtype, std::string_view name) {
   if (!IsFloat(dtype)) {
     throw Error(ErrorKind::kUsage, "operator " + std::string(name) +
@@ -243,15 +262,8 @@ ComputeFunction Pool2D(bool average) {
               data.at(Arranged(layout, {n, c, Clamp(row, in[kHeight]), Clamp(column, in[kWidth])}));
           std::vector<Var> axes = {ry, rx};
           std::vector<Expr> extents = {Int(pool[0]), Int(pool[1])};
-          if (!average) {
-            const DType computed = Widened(dtype);
-            Expr lowest = Lowest(computed);
-            Expr body = Select(inside, Cast(computed, value), lowest);
-            return Cast(dtype, Reduce(ReduceOp::kMaximum, axes, extents, lowest, body));
-          }
-          Expr zero = Float(0, DType::kFloat64);
-          Expr sum = Reduce(ReduceOp::kSum, axes, extents, zero,
-                            Select(inside, Cast(DType::kFloat64, value), zero));
+          if (!average) return MaskedWindowMaximum(dtype, axes, extents, inside, value);
+          Expr sum = MaskedWindowSum(axes, extents, inside, value);
           // The divisor counts the window's elements inside the input, or,
           // with count_include_pad, inside the padded input (not the extra
           // border ceil_mode adds), as TVM and PyTorch do.
@@ -329,15 +341,8 @@ ComputeFunction AdaptivePool2D(bool average, bool global) {
           Expr within = Binary(BinaryOp::kAnd, inside[0], inside[1]);
           std::vector<Var> reduce_axes = {axes[0], axes[1]};
           std::vector<Expr> extents = {Int(widest[0]), Int(widest[1])};
-          if (!average) {
-            const DType computed = Widened(dtype);
-            Expr lowest = Lowest(computed);
-            Expr body = Select(within, Cast(computed, value), lowest);
-            return Cast(dtype, Reduce(ReduceOp::kMaximum, reduce_axes, extents, lowest, body));
-          }
-          Expr zero = Float(0, DType::kFloat64);
-          Expr sum = Reduce(ReduceOp::kSum, reduce_axes, extents, zero,
-                            Select(within, Cast(DType::kFloat64, value), zero));
+          if (!average) return MaskedWindowMaximum(dtype, reduce_axes, extents, within, value);
+          Expr sum = MaskedWindowSum(reduce_axes, extents, within, value);
           Expr count = Cast(DType::kFloat64, Multiply(sizes[0], sizes[1]));
           return Cast(dtype, Binary(BinaryOp::kDivide, sum, count));
         }};
