@@ -1,6 +1,7 @@
-// Throughput of the JIT-compiled CPU kernels for the two operators that
-// dominate a network's time: fp32 nn.dense (data (M, K), weight (N, K)) at
-// M = N = K = 256, 512, 1024, and nn.conv2d for two ResNet-style 3x3 layers.
+// Throughput of the JIT-compiled CPU kernels for the operators that
+// dominate a network's time: fp32 nn.dense (data (M, K), weight (N, K)) and
+// nn.matmul (a (M, K), b (K, N)) at M = N = K = 256, 512, 1024, and nn.conv2d
+// for two ResNet-style 3x3 layers.
 // Each case compiles its kernel with one untimed warm-up call, so the timings
 // are of running the kernel (plus RunOperator's cache look-up and the output
 // allocation), never of compiling it. The kernels run on the host thread pool
@@ -10,8 +11,8 @@
 //
 //   ninja -C build dense_bench && build/bench/dense_bench
 //
-// bench/numpy_matmul.py times the same dense shapes with NumPy (OpenBLAS) for
-// comparison.
+// bench/numpy_matmul.py times the same dense and matmul shapes with NumPy
+// (OpenBLAS) for comparison.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -61,6 +62,15 @@ void BM_Dense(benchmark::State& state) {
 // The default minimum time still ends a case after its first iteration when
 // that one iteration is longer (the 1024 case can take seconds per call).
 BENCHMARK(BM_Dense)->Arg(256)->Arg(512)->Arg(1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// nn.matmul (a (M, K) times b (K, N)) with M = N = K = state.range(0).
+void BM_Matmul(benchmark::State& state) {
+  const int64_t size = state.range(0);
+  const std::vector<Ref<Tensor>> inputs = {RandomTensor({size, size}, 1),
+                                           RandomTensor({size, size}, 2)};
+  RunTimed(state, "nn.matmul", inputs, {}, 2.0 * double(size) * double(size) * double(size));
+}
+BENCHMARK(BM_Matmul)->Arg(256)->Arg(512)->Arg(1024)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // nn.conv2d, NCHW / OIHW, stride 1, padding 1, 3x3 kernel, with batch 1 and
 // channels = state.range(0) in and out over a state.range(1) square image.

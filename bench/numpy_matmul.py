@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""NumPy (BLAS) reference for bench/dense_bench.cc's dense cases.
+"""NumPy (BLAS) reference for bench/dense_bench.cc's dense and matmul cases.
 
-Times a @ b.T in float32 with a of shape (M, K) and b of shape (N, K) at
-M = N = K = 256, 512, 1024 -- the layout of nn.dense -- and prints the best
-of several repetitions after a warm-up, in GFLOP/s (2 * M * N * K flops).
+Times, in float32 at M = N = K = 256, 512, 1024, a @ b.T with a of shape
+(M, K) and b of shape (N, K) -- the layout of nn.dense -- and a @ b with b of
+shape (K, N) -- nn.matmul's -- and prints the best of several repetitions
+after a warm-up, in GFLOP/s (2 * M * N * K flops).
 
     /usr/bin/python3 bench/numpy_matmul.py
 
@@ -39,12 +40,12 @@ def loaded_blas_libraries():
 
 
 def best_seconds(a, b, repetitions):
-    """Best wall time of a @ b.T over `repetitions` runs, after one warm-up."""
-    np.matmul(a, b.T)
+    """Best wall time of a @ b over `repetitions` runs, after one warm-up."""
+    np.matmul(a, b)
     best = float("inf")
     for _ in range(repetitions):
         start = time.perf_counter()
-        np.matmul(a, b.T)
+        np.matmul(a, b)
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -58,14 +59,16 @@ def main():
     for library in loaded_blas_libraries() or ["(none found)"]:
         print(f"BLAS library: {library}")
     print()
-    print(f"{'M=N=K':>6}  {'best ms':>9}  {'GFLOP/s':>9}")
+    print(f"{'case':>8}  {'M=N=K':>6}  {'best ms':>9}  {'GFLOP/s':>9}")
     rng = np.random.default_rng(0)
-    for size in SIZES:
-        a = rng.uniform(-1, 1, (size, size)).astype(np.float32)
-        b = rng.uniform(-1, 1, (size, size)).astype(np.float32)
-        seconds = best_seconds(a, b, REPETITIONS)
-        gflops = 2.0 * size ** 3 / seconds * 1e-9
-        print(f"{size:>6}  {seconds * 1e3:>9.3f}  {gflops:>9.1f}")
+    for case in ("dense", "matmul"):
+        for size in SIZES:
+            a = rng.uniform(-1, 1, (size, size)).astype(np.float32)
+            b = rng.uniform(-1, 1, (size, size)).astype(np.float32)
+            # dense multiplies by the transpose of a row-major (N, K) weight.
+            seconds = best_seconds(a, b.T if case == "dense" else b, REPETITIONS)
+            gflops = 2.0 * size ** 3 / seconds * 1e-9
+            print(f"{case:>8}  {size:>6}  {seconds * 1e3:>9.3f}  {gflops:>9.1f}")
 
 
 if __name__ == "__main__":

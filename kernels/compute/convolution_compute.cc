@@ -15,9 +15,10 @@
 // between the value at a clamped (always in-bounds) index and the pad value,
 // because a Select evaluates both of its operands.
 //
-// Precision: float convolutions and averages accumulate in float64 and round
-// once to the output dtype; integer convolutions accumulate in out_dtype
-// (wrapping), as TVM's do. Float16 maxima are taken in float32.
+// Precision: convolutions accumulate in DotAccumulator(out_dtype) (float32
+// for float32 and float16, as BLAS-based convolutions do; integers wrap in
+// out_dtype, as TVM's do); averages accumulate in float64 and round once to
+// the output dtype. Float16 maxima are taken in float32.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -177,7 +178,7 @@ TensorExpr Conv2D(std::span<const TensorExpr> inputs, const Attrs& attrs) {
   const std::string& out_text = StringAttr(attrs, "out_layout");
   const auto out_layout = out_text.empty() ? data_layout : LayoutPositions(out_text, "NCHW");
   const DType out_dtype = DTypeAttr(attrs, "out_dtype", data.dtype);
-  const DType accumulator = IsFloat(out_dtype) ? DType::kFloat64 : out_dtype;
+  const DType accumulator = DotAccumulator(out_dtype);
 
   const auto in = ExtentsIn(data, data_layout);
   const auto kernel = ExtentsIn(weight, kernel_layout);  // O, I, H, W
@@ -201,8 +202,13 @@ TensorExpr Conv2D(std::span<const TensorExpr> inputs, const Attrs& attrs) {
         const Expr& y = indices[out_layout[kHeight]];
         const Expr& x = indices[out_layout[kWidth]];
         Var c = NewVar("rc"), ry = NewVar("ry"), rx = NewVar("rx");
-        Expr group_base =
-            Multiply(Binary(BinaryOp::kFloorDivide, k, Int(out_per_group)), Int(in_per_group));
+        // Without groups every output channel reads every input channel: the
+        // data's index must not mention k (the contraction schedule relies
+        // on that to pack the weights by output channel).
+        Expr group_base = groups == 1
+                              ? Int(0)
+                              : Multiply(Binary(BinaryOp::kFloorDivide, k, Int(out_per_group)),
+                                         Int(in_per_group));
         Expr row = Subtract(Add(Multiply(y, Int(strides[0])), Multiply(ry, Int(dilation[0]))),
                             Int(padding[0]));
         Expr column = Subtract(Add(Multiply(x, Int(strides[1])), Multiply(rx, Int(dilation[1]))),

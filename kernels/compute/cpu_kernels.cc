@@ -2,7 +2,10 @@
 
 #include <atomic>
 
+#include "devices/cpu/thread_pool.h"
+#include "kernels/codegen/llvm/llvm_jit.h"
 #include "kernels/codegen/llvm/lower_kernel.h"
+#include "kernels/compute/contraction_schedule.h"
 #include "kernels/compute/elementwise_compute.h"
 #include "kernels/compute/neural_network_compute.h"
 #include "kernels/compute/transform_compute.h"
@@ -52,6 +55,25 @@ Stmt ScheduleInjective(const Buffer& out, const TensorExpr& output) {
   return body;
 }
 
+// The register tile for the host CPU: two vectors wide, six rows (twelve
+// accumulator registers of the sixteen or thirty-two there are, leaving
+// room for the operands), and enough tasks to keep every thread busy
+// despite uneven chunks.
+ContractionTiling HostContractionTiling() {
+  ContractionTiling tiling;
+  tiling.column_bytes = 2 * llvm_backend::HostVectorBytes();
+  tiling.parallel_tasks = 4 * int64_t{devices::HostThreadPool().worker_count() + 1};
+  return tiling;
+}
+
+// The element count of a buffer of constant shape (a workspace).
+int64_t ConstantElementCount(const Buffer& buffer) {
+  const Expr count = ElementCount(buffer);
+  const auto* constant = As<IntImmNode>(count);
+  RELAY_CHECK(constant != nullptr, "workspace " + buffer->name + " of symbolic size");
+  return constant->value;
+}
+
 std::vector<kernels::ValueType> ValueTypesOf(std::span<const Ref<Tensor>> inputs) {
   std::vector<kernels::ValueType> types;
   for (const Ref<Tensor>& input : inputs)
@@ -67,6 +89,52 @@ kir::Kernel BuildInjectiveKernel(const std::string& name, const std::vector<Buff
   std::vector<Buffer> params = inputs;
   params.push_back(out);
   return kir::Kernel{name, std::move(params), 1, dims, ScheduleInjective(out, output)};
+}
+
+kir::Kernel BuildCpuKernel(const std::string& name, const std::vector<Buffer>& inputs,
+                           const TensorExpr& output) {
+  if (std::optional<kir::Kernel> contraction =
+          BuildContractionKernel(name, inputs, output, HostContractionTiling())) {
+    return std::move(*contraction);
+  }
+  return BuildInjectiveKernel(name, inputs, {}, output);
+}
+
+Ref<Tensor> RunKernel(const kir::Kernel& kernel, std::span<const Ref<Tensor>> inputs,
+                      const Shape& output_shape) {
+  RELAY_CHECK(kernel.output_count == 1, "RunKernel runs kernels with one output");
+  if (inputs.size() != kernel.input_count()) {
+    throw Error(ErrorKind::kUsage, "kernel " + kernel.name + " takes " +
+                                       std::to_string(kernel.input_count()) + " inputs, got " +
+                                       std::to_string(inputs.size()));
+  }
+  std::vector<void*> pointers;
+  for (size_t index = 0; index < inputs.size(); ++index) {
+    const Ref<Tensor>& input = inputs[index];
+    if (!input || input->device_id().kind != DeviceKind::kCPU ||
+        input->dtype() != kernel.params[index]->dtype) {
+      throw Error(ErrorKind::kUsage, "kernel " + kernel.name + ": input " + std::to_string(index) +
+                                         " must be a host tensor of dtype " +
+                                         std::string(DTypeName(kernel.params[index]->dtype)));
+    }
+    pointers.push_back(input->host_data());
+  }
+  const Buffer& out = kernel.params[inputs.size()];
+  Ref<Tensor> result = Tensor::Empty(HostDevice(), output_shape, out->dtype);
+  pointers.push_back(result->host_data());
+  // Workspaces come from the pool, like the result; they live for the call.
+  std::vector<Ref<Tensor>> workspaces;
+  for (size_t index = kernel.params.size() - kernel.workspace_count; index < kernel.params.size();
+       ++index) {
+    const Buffer& buffer = kernel.params[index];
+    workspaces.push_back(
+        Tensor::Empty(HostDevice(), {ConstantElementCount(buffer)}, buffer->dtype));
+    pointers.push_back(workspaces.back()->host_data());
+  }
+  llvm_backend::KernelEntry entry = llvm_backend::CompileKernel(kernel);
+  entry(pointers.data(), output_shape.data());
+  launch_count.fetch_add(1, std::memory_order_relaxed);
+  return result;
 }
 
 namespace {
@@ -174,15 +242,10 @@ std::vector<Ref<Tensor>> RunDefinition(const OperatorDefinition& definition,
     const ValueType& type = output_types[field];
     RELAY_CHECK(output.ndim() == type.shape.size() && output.dtype == type.dtype,
                 "operator " + definition.name + ": compute and type relation disagree");
-    kir::Kernel kernel = BuildInjectiveKernel(definition.name, buffers, dims, output);
-    llvm_backend::KernelEntry entry = llvm_backend::CompileKernel(kernel);
-
-    Ref<Tensor> result = Tensor::Empty(HostDevice(), type.shape, type.dtype);
-    std::vector<void*> pointers;
-    for (const Ref<Tensor>& input : tensors) pointers.push_back(input->host_data());
-    pointers.push_back(result->host_data());
-    entry(pointers.data(), type.shape.data());
-    launch_count.fetch_add(1, std::memory_order_relaxed);
+    const kir::Kernel kernel = constant_shapes
+                                   ? BuildCpuKernel(definition.name, buffers, output)
+                                   : BuildInjectiveKernel(definition.name, buffers, dims, output);
+    Ref<Tensor> result = RunKernel(kernel, tensors, type.shape);
     results.push_back(std::move(result));
   }
   return results;

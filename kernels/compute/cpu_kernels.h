@@ -24,6 +24,22 @@ namespace relay::kernels {
 kir::Kernel BuildInjectiveKernel(const std::string& name, const std::vector<kir::Buffer>& inputs,
                                  const std::vector<kir::Var>& dims, const TensorExpr& output);
 
+// The CPU kernel for `output`, whose shape is constant: the contraction
+// schedule (kernels/compute/contraction_schedule.h) when `output` is a dot
+// product or convolution it serves, with any elementwise epilogue fused in,
+// else BuildInjectiveKernel's.
+kir::Kernel BuildCpuKernel(const std::string& name, const std::vector<kir::Buffer>& inputs,
+                           const TensorExpr& output);
+
+// Compiles `kernel` (through the JIT's caches) and runs it on host tensors
+// `inputs` (one per input parameter, of its dtype and shape; shapes are not
+// checked against symbolic dimensions, which take the values of
+// `output_shape`, the caller's to get right). Allocates the result of
+// `output_shape` and the kernel's workspaces from the host device's pool.
+// Throws kUsage for inputs of the wrong number, dtype or device.
+Ref<Tensor> RunKernel(const kir::Kernel& kernel, std::span<const Ref<Tensor>> inputs,
+                      const Shape& output_shape);
+
 // Runs the operator `name` (an elementwise, broadcast or injective operator
 // of the table) on host tensors and returns its result, a new host tensor.
 // The kernel is specialised to the inputs' dtypes and ranks; for elementwise

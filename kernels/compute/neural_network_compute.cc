@@ -3,10 +3,11 @@
 // gives every TensorExpr: each output element is computed on its own, its
 // reductions inline.
 //
-// Precision: float dot products (dense, matmul, batch_matmul), softmax and
-// the normalisations compute in float64 and round once to the output dtype,
-// as the reductions do (reduction_compute.cc). Integer dot products
-// accumulate in out_dtype and wrap. The normalisations' variance is
+// Precision: dot products (dense, matmul, batch_matmul) accumulate in
+// DotAccumulator(out_dtype): float32 for float32 and float16, as BLAS does;
+// integer dot products accumulate in out_dtype and wrap. Softmax and the
+// normalisations compute in float64 and round once to the output dtype, as
+// the reductions do (reduction_compute.cc). The normalisations' variance is
 // E[x^2] - E[x]^2 in float64 (clamped at 0), one pass over the reduced
 // elements; for float32 data this loses nothing visible unless |mean| / std
 // exceeds about 1e5.
@@ -50,10 +51,6 @@ Expr Zero(DType dtype) {
 }
 
 // The dtype a dot product accumulates in (see the top of the file).
-DType DotAccumulator(DType out_dtype) {
-  return IsFloat(out_dtype) ? kWide : out_dtype;
-}
-
 // `indices` with the index of `axis` replaced by `value`.
 std::vector<Expr> Replaced(std::vector<Expr> indices, size_t axis, Expr value) {
   indices[axis] = std::move(value);

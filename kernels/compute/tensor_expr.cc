@@ -60,4 +60,8 @@ std::vector<Expr> BroadcastShape(std::span<const TensorExpr> inputs) {
   return shape;
 }
 
+DType DotAccumulator(DType out_dtype) {
+  return out_dtype == DType::kFloat16 ? DType::kFloat32 : out_dtype;
+}
+
 }  // namespace relay::kernels

@@ -40,6 +40,12 @@ kir::Expr BroadcastRead(const TensorExpr& input, const std::vector<kir::Expr>& o
 // type relation has checked them).
 std::vector<kir::Expr> BroadcastShape(std::span<const TensorExpr> inputs);
 
+// The dtype in which a dot product (dense, matmul, convolution) with result
+// dtype `out_dtype` accumulates: float32 for float16 and float32 (as BLAS
+// libraries, PyTorch and ONNX Runtime do: the vector units' FMA width), the
+// dtype itself otherwise (float64; integers, which wrap).
+DType DotAccumulator(DType out_dtype);
+
 using ComputeFunction =
     std::function<TensorExpr(std::span<const TensorExpr> inputs, const Attrs& attrs)>;
 

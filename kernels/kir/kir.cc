@@ -308,7 +308,11 @@ class Printer {
     for (size_t index = 0; index < kernel.params.size(); ++index) {
       const Buffer& buffer = kernel.params[index];
       out += index ? ", " : "";
-      if (index >= kernel.params.size() - kernel.output_count) out += "out ";
+      if (index >= kernel.params.size() - kernel.workspace_count) {
+        out += "workspace ";
+      } else if (index >= kernel.input_count()) {
+        out += "out ";
+      }
       out += BufferName(buffer.get());
       out += ": " + std::string(DTypeName(buffer->dtype)) + "[";
       out += Shape(buffer);

@@ -11,7 +11,10 @@
 // Index arithmetic is int64. The calling convention of every lowered kernel
 // is one function `void entry(void* const* buffers, const int64_t* dims)`:
 // `buffers[i]` is the first element of parameter i, `dims[j]` the value of
-// dimension variable j.
+// dimension variable j. Parameters are the inputs, then the outputs, then
+// workspaces: scratch memory of constant size that the caller allocates
+// (from its memory pool, so a kernel never allocates or fails to) and whose
+// contents on entry do not matter.
 #pragma once
 
 #include <cstdint>
@@ -302,10 +305,13 @@ class LetStmtNode final : public StmtNode {
 
 struct Kernel {
   std::string name;
-  std::vector<Buffer> params;  // inputs first, then outputs
+  std::vector<Buffer> params;  // inputs, then outputs, then workspaces
   size_t output_count = 1;
   std::vector<Var> dims;  // symbolic dimensions, in calling-convention order
   Stmt body;
+  size_t workspace_count = 0;
+
+  size_t input_count() const { return params.size() - output_count - workspace_count; }
 };
 
 // Readable text of a kernel, also its identity for caching: two kernels with

@@ -24,8 +24,9 @@ num_groups are integers; epsilon and rate are floats; out_dtype is a dtype
 name; center, scale, transpose_a and transpose_b are `true` or `false`.
 
 NumPy is the oracle. Float results are computed in float64 from the inputs and
-rounded once to the output dtype (the kernels accumulate in float64; NumPy's
-own float32 matmul would round at every step). Integer dense products are
+rounded once to the output dtype (the kernels accumulate dot products in
+float32, as BLAS does, and the normalisations in float64; the reductions here
+are short enough for the float32 tolerance). Integer dense products are
 computed in int64 and wrapped to out_dtype. Semantics follow TVM's Relay:
 - nn.dense(data, weight) = data @ weight.T;
 - nn.batch_matmul transposes tensor_b by default, and a batch of 1
@@ -122,7 +123,7 @@ def dense_cases():
          out_dtype="int32")
     emit("dense_f32_out_f64", "nn.dense", [data, weight], wide(data) @ wide(weight).T,
          out_dtype="float64")
-    # A long reduction: float64 accumulation keeps it within 1e-5.
+    # A long reduction, within 1e-5 with float32 accumulation.
     long_data, long_weight = uniform((2, 150), -1, 1, np.float32), uniform((2, 150), -1, 1, np.float32)
     emit("dense_f32_long_reduction", "nn.dense", [long_data, long_weight],
          (wide(long_data) @ wide(long_weight).T).astype(np.float32))

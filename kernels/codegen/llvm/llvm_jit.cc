@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -28,6 +29,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/OptimizationLevel.h>
@@ -40,6 +42,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/Triple.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 
 #include "relay/error.h"
 
@@ -385,8 +388,10 @@ class LlvmJit::Impl {
     }
   }
 
-  // Optimises and compiles to a relocatable object; frees the module.
-  std::unique_ptr<llvm::MemoryBuffer> CompileToObject(BuiltModule built) {
+  // Optimises and compiles to a relocatable object; frees the module. With
+  // a key and $RELAY_DUMP_KERNELS set, also writes what it compiled there.
+  std::unique_ptr<llvm::MemoryBuffer> CompileToObject(BuiltModule built,
+                                                      const std::string* key = nullptr) {
     RELAY_CHECK(built.module != nullptr && built.context != nullptr,
                 "a module to compile and its context");
     RELAY_CHECK(&built.module->getContext() == built.context.get(),
@@ -394,6 +399,7 @@ class LlvmJit::Impl {
     std::unique_ptr<llvm::TargetMachine> target_machine = CreateTargetMachine();
     OptimizeWith(*target_machine, *built.module);
     AddCallerSafePrefixes(*built.module);
+    if (key != nullptr) DumpKernel(*key, *target_machine, *built.module);
     llvm::orc::SimpleCompiler compiler(*target_machine);
     std::unique_ptr<llvm::MemoryBuffer> object =
         UnwrapLlvm(compiler(*built.module), ErrorKind::kInternal,
@@ -497,7 +503,7 @@ class LlvmJit::Impl {
       }
     }
 
-    std::unique_ptr<llvm::MemoryBuffer> object = CompileToObject(build());
+    std::unique_ptr<llvm::MemoryBuffer> object = CompileToObject(build(), &key);
     if (disk_.enabled()) {
       bool written = disk_.Store(full_key, object->getBuffer());
       CountStatistic(written ? &LlvmJitStatistics::disk_writes
@@ -513,6 +519,38 @@ class LlvmJit::Impl {
   }
 
  private:
+  // For whoever tunes schedules: with $RELAY_DUMP_KERNELS naming a
+  // directory, each compiled kernel leaves there its key (the kernel IR's
+  // text), its optimised LLVM IR and its assembly, as kernel-<hash>.{txt,ll,s}.
+  // Best effort: a directory that cannot be written is ignored.
+  static void DumpKernel(const std::string& key, llvm::TargetMachine& target_machine,
+                         llvm::Module& module) {
+    const char* directory = std::getenv("RELAY_DUMP_KERNELS");
+    if (directory == nullptr || *directory == '\0') return;
+    char hash[17];
+    std::snprintf(hash, sizeof hash, "%016llx",
+                  static_cast<unsigned long long>(llvm::xxh3_64bits(key)));
+    std::string stem = std::string(directory) + "/kernel-" + hash;
+    std::error_code error;
+    {
+      llvm::raw_fd_ostream text(stem + ".txt", error);
+      if (error) return;
+      text << key;
+    }
+    {
+      llvm::raw_fd_ostream ir(stem + ".ll", error);
+      if (!error) module.print(ir, nullptr);
+    }
+    llvm::raw_fd_ostream assembly(stem + ".s", error);
+    if (error) return;
+    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(module);
+    llvm::legacy::PassManager passes;
+    if (!target_machine.addPassesToEmitFile(passes, assembly, nullptr,
+                                            llvm::CodeGenFileType::AssemblyFile)) {
+      passes.run(*copy);
+    }
+  }
+
   std::string DiskKey(const std::string& key) const {
     return "relay-vm kernel cache v" + std::to_string(kKernelCacheFormatVersion) + "\nllvm " +
            LLVM_VERSION_STRING + "\n" + target_description_ + "\n" + key;
@@ -598,6 +636,18 @@ void* LlvmJit::CompileOrReuse(const std::string& key, const BuildModuleFn& build
 
 LlvmJitStatistics LlvmJit::statistics() const {
   return impl_->statistics();
+}
+
+int64_t HostVectorBytes() {
+  static const int64_t bytes = [] {
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    auto has = [&](const char* name) {
+      auto found = features.find(name);
+      return found != features.end() && found->second;
+    };
+    return has("avx512f") ? 64 : has("avx") ? 32 : 16;
+  }();
+  return bytes;
 }
 
 LlvmJit& HostJit() {

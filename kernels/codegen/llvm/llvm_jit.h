@@ -135,4 +135,8 @@ class LlvmJit {
 // down at exit).
 LlvmJit& HostJit();
 
+// The width in bytes of the host CPU's widest vector registers (64 with
+// AVX-512, 32 with AVX, else 16): schedules size register tiles by it.
+int64_t HostVectorBytes();
+
 }  // namespace relay::kernels::llvm_backend

@@ -8,10 +8,12 @@
 #include <llvm/IR/Module.h>
 
 #include <functional>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "devices/cpu/thread_pool.h"
+#include "kernels/kir/rewrite.h"
 
 namespace relay::kernels::llvm_backend {
 
@@ -39,6 +41,12 @@ class Lowering {
     // The optimiser's remarks ("loop not vectorized: ...") are for compiler
     // developers, not for users of relay-vm: keep them off stderr.
     context_->setDiagnosticHandlerCallBack([](const llvm::DiagnosticInfo*, void*) {}, nullptr);
+    // a * b + c may become one fused multiply-add (as C compilers do by
+    // default): one rounding instead of two, and the instruction every
+    // dot product and convolution is made of.
+    llvm::FastMathFlags flags;
+    flags.setAllowContract(true);
+    builder_.setFastMathFlags(flags);
   }
 
   BuiltModule Run() {
@@ -111,6 +119,8 @@ class Lowering {
         const auto* loop = As<ForNode>(stmt);
         if (loop->kind == ForKind::kParallel && !inside_parallel_) {
           LowerParallelFor(loop, state);
+        } else if (loop->kind == ForKind::kVectorized && IsSimdLoop(loop)) {
+          LowerSimdLoop(loop, state);
         } else {
           LowerSerialFor(loop, builder_.getInt64(0), LowerExpr(loop->extent, state), state);
         }
@@ -149,12 +159,14 @@ class Lowering {
         int64_t count = 1;
         for (const Expr& dimension : allocate->buffer->shape)
           count *= As<IntImmNode>(dimension)->value;
-        // Scratch lives in the entry block's frame, so loops reuse it.
+        // Scratch lives in the entry block's frame, so loops reuse it. An
+        // array type (not an element type with a count) lets SROA split it
+        // into registers once its indices are constant: a register tile.
         llvm::IRBuilder<> entry_builder(&state.function->getEntryBlock(),
                                         state.function->getEntryBlock().begin());
-        state.buffer_pointers[allocate->buffer.get()] =
-            entry_builder.CreateAlloca(MemoryType(allocate->buffer->dtype),
-                                       entry_builder.getInt64(count), allocate->buffer->name);
+        state.buffer_pointers[allocate->buffer.get()] = entry_builder.CreateAlloca(
+            llvm::ArrayType::get(MemoryType(allocate->buffer->dtype), static_cast<uint64_t>(count)),
+            nullptr, allocate->buffer->name);
         LowerStatement(allocate->body, state);
         return;
       }
@@ -275,6 +287,256 @@ class Lowering {
     builder_.restoreIP(after_call);
   }
 
+  // ---- SIMD loops ------------------------------------------------------------------
+  //
+  // A vectorised loop of small constant extent (a register tile's row) is
+  // lowered here as one iteration over vector lanes, rather than left to
+  // LLVM's vectorisers: after the enclosing loops are unrolled those see
+  // only scalars and regroup them unpredictably. Each expression becomes
+  // either a scalar (it does not mention the loop variable: one value for
+  // every lane) or a vector with one lane per iteration. An index that
+  // steps by one per iteration becomes a contiguous vector load or store;
+  // any other varying index a gather or scatter. Inside an if whose
+  // condition varies, stores and varying loads are masked, and the branch is
+  // skipped when no lane is active (so a uniform load runs only when the
+  // scalar loop would have run it for some iteration).
+
+  static constexpr int64_t kMaximumSimdLanes = 64;
+
+  bool IsSimdLoop(const ForNode* loop) {
+    const auto* extent = As<IntImmNode>(loop->extent);
+    if (extent == nullptr) return false;
+    int64_t lanes = extent->value;
+    if (lanes < 2 || lanes > kMaximumSimdLanes || (lanes & (lanes - 1)) != 0) return false;
+    return IsSimdStatement(loop->body, loop->var.get());
+  }
+
+  // Stores (into a varying index), sequences of them and ifs without else;
+  // no loops, reductions or bindings inside.
+  static bool IsSimdStatement(const Stmt& stmt, const VarNode* var) {
+    switch (stmt->node_kind()) {
+      case NodeKind::kStore: {
+        const auto* store = As<StoreNode>(stmt);
+        return MentionsAny(store->index, {var}) && FindReductions(store->value).empty() &&
+               FindReductions(store->index).empty();
+      }
+      case NodeKind::kSequence:
+        for (const Stmt& statement : As<SequenceNode>(stmt)->statements) {
+          if (!IsSimdStatement(statement, var)) return false;
+        }
+        return true;
+      case NodeKind::kIfThenElse: {
+        const auto* branch = As<IfThenElseNode>(stmt);
+        return !branch->else_body && FindReductions(branch->condition).empty() &&
+               IsSimdStatement(branch->then_body, var);
+      }
+      default:
+        return false;
+    }
+  }
+
+  // How much `index` grows per step of `var`, when it is affine in `var`.
+  static std::optional<int64_t> StrideIn(const Expr& index, const VarNode* var) {
+    if (!MentionsAny(index, {var})) return 0;
+    if (As<VarNode>(index) == var) return 1;
+    const auto* binary = As<BinaryNode>(index);
+    if (binary == nullptr) return std::nullopt;
+    std::optional<int64_t> a = StrideIn(binary->a, var), b = StrideIn(binary->b, var);
+    if (!a || !b) return std::nullopt;
+    switch (binary->op) {
+      case BinaryOp::kAdd:
+        return *a + *b;
+      case BinaryOp::kSubtract:
+        return *a - *b;
+      case BinaryOp::kMultiply: {
+        const auto* left = As<IntImmNode>(binary->a);
+        const auto* right = As<IntImmNode>(binary->b);
+        if (*a == 0 && left != nullptr) return left->value * *b;
+        if (*b == 0 && right != nullptr) return *a * right->value;
+        return std::nullopt;
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
+  struct SimdState {
+    const VarNode* var = nullptr;
+    unsigned lanes = 0;
+    llvm::Value* mask = nullptr;  // <lanes x i1>, or null when every lane is active
+  };
+
+  // `type` with as many lanes as `like` has (scalar when `like` is scalar).
+  static llvm::Type* LanesOf(llvm::Type* type, llvm::Value* like) {
+    if (auto* vector = llvm::dyn_cast<llvm::VectorType>(like->getType()))
+      return llvm::VectorType::get(type, vector->getElementCount());
+    return type;
+  }
+
+  llvm::Value* Splat(llvm::Value* value, const SimdState& simd) {
+    if (value->getType()->isVectorTy()) return value;
+    return builder_.CreateVectorSplat(simd.lanes, value);
+  }
+
+  // Applies a scalar lowering lane by lane (for operations without a vector
+  // form here: libm calls, integer powers).
+  llvm::Value* PerLane(
+      const std::vector<llvm::Value*>& operands, const SimdState& simd,
+      const std::function<llvm::Value*(const std::vector<llvm::Value*>&)>& scalar) {
+    llvm::Value* result = nullptr;
+    for (unsigned lane = 0; lane < simd.lanes; ++lane) {
+      std::vector<llvm::Value*> lane_operands;
+      for (llvm::Value* operand : operands)
+        lane_operands.push_back(builder_.CreateExtractElement(Splat(operand, simd), lane));
+      llvm::Value* value = scalar(lane_operands);
+      if (result == nullptr)
+        result = llvm::PoisonValue::get(llvm::VectorType::get(value->getType(), simd.lanes, false));
+      result = builder_.CreateInsertElement(result, value, lane);
+    }
+    return result;
+  }
+
+  void LowerSimdLoop(const ForNode* loop, FunctionState& state) {
+    SimdState simd;
+    simd.var = loop->var.get();
+    simd.lanes = static_cast<unsigned>(As<IntImmNode>(loop->extent)->value);
+    LowerSimdStatement(loop->body, state, simd);
+  }
+
+  void LowerSimdStatement(const Stmt& stmt, FunctionState& state, const SimdState& simd) {
+    switch (stmt->node_kind()) {
+      case NodeKind::kStore: {
+        const auto* store = As<StoreNode>(stmt);
+        llvm::Value* value = Splat(LowerLanes(store->value, state, simd), simd);
+        if (store->buffer->dtype == DType::kBool)
+          value = builder_.CreateZExt(value, LanesOf(builder_.getInt8Ty(), value));
+        llvm::Align align(DTypeSize(store->buffer->dtype));
+        if (StrideIn(store->index, simd.var) == 1) {
+          llvm::Value* address = LaneZeroAddress(store->buffer, store->index, state, simd);
+          if (simd.mask) {
+            builder_.CreateMaskedStore(value, address, align, simd.mask);
+          } else {
+            builder_.CreateAlignedStore(value, address, align);
+          }
+        } else {
+          builder_.CreateMaskedScatter(
+              value, LaneAddresses(store->buffer, store->index, state, simd), align, simd.mask);
+        }
+        return;
+      }
+      case NodeKind::kSequence:
+        for (const Stmt& statement : As<SequenceNode>(stmt)->statements)
+          LowerSimdStatement(statement, state, simd);
+        return;
+      case NodeKind::kIfThenElse: {
+        const auto* branch = As<IfThenElseNode>(stmt);
+        llvm::Value* condition = LowerLanes(branch->condition, state, simd);
+        SimdState inner = simd;
+        if (condition->getType()->isVectorTy()) {
+          inner.mask = simd.mask ? builder_.CreateAnd(simd.mask, condition) : condition;
+          condition = builder_.CreateOrReduce(inner.mask);
+        }
+        auto* then_block = llvm::BasicBlock::Create(*context_, "simd.then", state.function);
+        auto* join_block = llvm::BasicBlock::Create(*context_, "simd.join", state.function);
+        builder_.CreateCondBr(condition, then_block, join_block);
+        builder_.SetInsertPoint(then_block);
+        LowerSimdStatement(branch->then_body, state, inner);
+        builder_.CreateBr(join_block);
+        builder_.SetInsertPoint(join_block);
+        return;
+      }
+      default:
+        RELAY_UNREACHABLE("statement kind not admitted by IsSimdStatement");
+    }
+  }
+
+  // The address of lane 0's element: `index` with the loop variable at 0.
+  llvm::Value* LaneZeroAddress(const Buffer& buffer, const Expr& index, FunctionState& state,
+                               const SimdState& simd) {
+    state.variables[simd.var] = builder_.getInt64(0);
+    llvm::Value* address = ElementAddress(buffer, index, state);
+    state.variables.erase(simd.var);
+    return address;
+  }
+
+  llvm::Value* LaneAddresses(const Buffer& buffer, const Expr& index, FunctionState& state,
+                             const SimdState& simd) {
+    auto found = state.buffer_pointers.find(buffer.get());
+    RELAY_CHECK(found != state.buffer_pointers.end(),
+                "kernel uses buffer " + buffer->name + " it does not declare");
+    return builder_.CreateInBoundsGEP(MemoryType(buffer->dtype), found->second,
+                                      Splat(LowerLanes(index, state, simd), simd));
+  }
+
+  llvm::Value* LowerLanes(const Expr& expr, FunctionState& state, const SimdState& simd) {
+    if (!MentionsAny(expr, {simd.var})) return LowerExpr(expr, state);
+    switch (expr->node_kind()) {
+      case NodeKind::kVar: {
+        std::vector<llvm::Constant*> steps;
+        for (unsigned lane = 0; lane < simd.lanes; ++lane) steps.push_back(builder_.getInt64(lane));
+        return llvm::ConstantVector::get(steps);
+      }
+      case NodeKind::kLoad: {
+        const auto* load = As<LoadNode>(expr);
+        llvm::Type* element = MemoryType(load->buffer->dtype);
+        llvm::Type* type = llvm::VectorType::get(element, simd.lanes, false);
+        llvm::Align align(DTypeSize(load->buffer->dtype));
+        llvm::Value* value;
+        if (StrideIn(load->index, simd.var) == 1) {
+          llvm::Value* address = LaneZeroAddress(load->buffer, load->index, state, simd);
+          if (simd.mask) {
+            value = builder_.CreateMaskedLoad(type, address, align, simd.mask,
+                                              llvm::Constant::getNullValue(type));
+          } else {
+            value = builder_.CreateAlignedLoad(type, address, align);
+          }
+        } else {
+          value = builder_.CreateMaskedGather(type,
+                                              LaneAddresses(load->buffer, load->index, state, simd),
+                                              align, simd.mask, llvm::Constant::getNullValue(type));
+        }
+        if (load->buffer->dtype == DType::kBool)
+          value = builder_.CreateICmpNE(value, llvm::Constant::getNullValue(type));
+        return value;
+      }
+      case NodeKind::kBinary: {
+        const auto* binary = As<BinaryNode>(expr);
+        llvm::Value* a = LowerLanes(binary->a, state, simd);
+        llvm::Value* b = LowerLanes(binary->b, state, simd);
+        DType dtype = binary->a->dtype;
+        if (binary->op == BinaryOp::kPower && !IsFloat(dtype)) {
+          return PerLane({a, b}, simd, [&](const std::vector<llvm::Value*>& lane) {
+            return LowerBinary(binary->op, dtype, lane[0], lane[1]);
+          });
+        }
+        return LowerBinary(binary->op, dtype, Splat(a, simd), Splat(b, simd));
+      }
+      case NodeKind::kUnary: {
+        const auto* unary = As<UnaryNode>(expr);
+        llvm::Value* a = LowerLanes(unary->a, state, simd);
+        if (unary->op == UnaryOp::kTanh || unary->op == UnaryOp::kErf) {
+          return PerLane({a}, simd, [&](const std::vector<llvm::Value*>& lane) {
+            return LowerUnary(unary->op, unary->a->dtype, lane[0]);
+          });
+        }
+        return LowerUnary(unary->op, unary->a->dtype, a);
+      }
+      case NodeKind::kSelect: {
+        const auto* select = As<SelectNode>(expr);
+        llvm::Value* condition = LowerLanes(select->condition, state, simd);
+        llvm::Value* if_true = Splat(LowerLanes(select->if_true, state, simd), simd);
+        llvm::Value* if_false = Splat(LowerLanes(select->if_false, state, simd), simd);
+        return builder_.CreateSelect(condition, if_true, if_false);
+      }
+      case NodeKind::kCast: {
+        const auto* cast = As<CastNode>(expr);
+        return LowerCast(LowerLanes(cast->value, state, simd), cast->value->dtype, cast->dtype);
+      }
+      default:
+        RELAY_UNREACHABLE("expression kind not admitted by IsSimdStatement");
+    }
+  }
+
   llvm::Value* CreateEntryAlloca(llvm::Function* function, llvm::Type* type) {
     llvm::IRBuilder<> entry_builder(&function->getEntryBlock(), function->getEntryBlock().begin());
     return entry_builder.CreateAlloca(type);
@@ -369,46 +631,12 @@ class Lowering {
                                          const std::unordered_set<const VarNode*>& axes,
                                          std::vector<const ReduceNode*>& found) {
     if (const auto* reduce = As<ReduceNode>(expr)) {
-      if (!Mentions(expr, axes)) {
+      if (!MentionsAny(expr, axes)) {
         found.push_back(reduce);
         return;
       }
     }
     for (const Expr& child : Operands(expr)) CollectInvariantReductions(child, axes, found);
-  }
-
-  static bool Mentions(const Expr& expr, const std::unordered_set<const VarNode*>& vars) {
-    if (const auto* var = As<VarNode>(expr)) return vars.count(var) != 0;
-    for (const Expr& child : Operands(expr)) {
-      if (Mentions(child, vars)) return true;
-    }
-    return false;
-  }
-
-  static std::vector<Expr> Operands(const Expr& expr) {
-    switch (expr->node_kind()) {
-      case NodeKind::kLoad:
-        return {As<LoadNode>(expr)->index};
-      case NodeKind::kBinary:
-        return {As<BinaryNode>(expr)->a, As<BinaryNode>(expr)->b};
-      case NodeKind::kUnary:
-        return {As<UnaryNode>(expr)->a};
-      case NodeKind::kSelect: {
-        const auto* select = As<SelectNode>(expr);
-        return {select->condition, select->if_true, select->if_false};
-      }
-      case NodeKind::kCast:
-        return {As<CastNode>(expr)->value};
-      case NodeKind::kReduce: {
-        const auto* reduce = As<ReduceNode>(expr);
-        std::vector<Expr> operands = reduce->extents;
-        operands.push_back(reduce->init);
-        operands.push_back(reduce->body);
-        return operands;
-      }
-      default:
-        return {};
-    }
   }
 
   llvm::Value* LowerReduceLoops(const ReduceNode* reduce, FunctionState& state) {
@@ -681,7 +909,7 @@ class Lowering {
     if (is_signed) {
       // INT_MIN / -1 overflows: divide by 1 and negate instead.
       llvm::Value* minimum =
-          llvm::ConstantInt::get(type, llvm::APInt::getSignedMinValue(type->getIntegerBitWidth()));
+          llvm::ConstantInt::get(type, llvm::APInt::getSignedMinValue(type->getScalarSizeInBits()));
       llvm::Value* overflow = builder_.CreateAnd(
           builder_.CreateICmpEQ(a, minimum),
           builder_.CreateICmpEQ(divisor, llvm::ConstantInt::getSigned(type, -1)));
@@ -711,7 +939,7 @@ class Lowering {
 
   llvm::Value* LowerCast(llvm::Value* value, DType from, DType to) {
     if (from == to) return value;
-    llvm::Type* target = RegisterType(to);
+    llvm::Type* target = LanesOf(RegisterType(to), value);
     if (to == DType::kBool) {
       return IsFloat(from)
                  ? builder_.CreateFCmpUNE(value, llvm::ConstantFP::get(value->getType(), 0))

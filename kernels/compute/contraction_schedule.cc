@@ -1,0 +1,349 @@
+#include "kernels/compute/contraction_schedule.h"
+
+#include <algorithm>
+#include <unordered_set>
+#include <utility>
+
+#include "kernels/kir/rewrite.h"
+
+namespace relay::kernels {
+
+using namespace relay::kernels::kir;
+
+namespace {
+
+// Less work than this (multiply-adds) does not pay for packing.
+constexpr int64_t kMinimumWork = int64_t{1} << 15;
+
+Expr Min(Expr a, Expr b) {
+  return Binary(BinaryOp::kMinimum, std::move(a), std::move(b));
+}
+Expr Div(Expr a, int64_t b) {
+  return b == 1 ? a : Binary(BinaryOp::kFloorDivide, std::move(a), Int(b));
+}
+Expr Mod(Expr a, int64_t b) {
+  return b == 1 ? Int(0) : Binary(BinaryOp::kFloorMod, std::move(a), Int(b));
+}
+int64_t CeilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+int64_t Product(const std::vector<int64_t>& extents) {
+  int64_t product = 1;
+  for (int64_t extent : extents) product *= extent;
+  return product;
+}
+
+// The per-axis indices of the row-major position `flat` in `extents`.
+std::vector<Expr> Unflatten(const Expr& flat, const std::vector<int64_t>& extents) {
+  std::vector<Expr> indices(extents.size());
+  int64_t stride = 1;
+  for (size_t axis = extents.size(); axis-- > 0;) {
+    Expr quotient = Div(flat, stride);
+    indices[axis] = axis == 0 ? quotient : Mod(quotient, extents[axis]);
+    stride *= extents[axis];
+  }
+  return indices;
+}
+
+// The row-major position of `indices` in `extents`.
+Expr Flatten(const std::vector<Expr>& indices, const std::vector<int64_t>& extents) {
+  Expr flat = Int(0);
+  for (size_t axis = 0; axis < indices.size(); ++axis)
+    flat = Add(Multiply(flat, Int(extents[axis])), indices[axis]);
+  return flat;
+}
+
+// Wraps `body` in one loop per variable, the first outermost.
+Stmt Nest(const std::vector<Var>& vars, const std::vector<int64_t>& extents, ForKind kind,
+          Stmt body) {
+  for (size_t axis = vars.size(); axis-- > 0;)
+    body = Stmt(new ForNode(vars[axis], Int(extents[axis]), kind, std::move(body)));
+  return body;
+}
+
+Stmt Loop(const Var& var, Expr extent, ForKind kind, Stmt body) {
+  return Stmt(new ForNode(var, std::move(extent), kind, std::move(body)));
+}
+
+// Whether reading `operand` costs more than a load: a select (padding) or
+// index arithmetic beyond sums and products (window positions). Such an
+// operand is packed once rather than evaluated per multiply-add.
+bool NeedsPacking(const Expr& operand) {
+  if (operand->node_kind() == NodeKind::kSelect) return true;
+  if (const auto* binary = As<BinaryNode>(operand)) {
+    if (binary->op != BinaryOp::kAdd && binary->op != BinaryOp::kSubtract &&
+        binary->op != BinaryOp::kMultiply) {
+      return true;
+    }
+  }
+  for (const Expr& child : Operands(operand)) {
+    if (NeedsPacking(child)) return true;
+  }
+  return false;
+}
+
+// The output axes by which operand they index.
+struct AxisRoles {
+  size_t column = 0;          // mentioned by y only: the vectorised, packed axis
+  std::vector<size_t> rows;   // mentioned by x only
+  std::vector<size_t> batch;  // the rest
+};
+
+// Roles for x and y, or nothing when no axis is mentioned by y alone.
+std::optional<AxisRoles> ClassifyAxes(const std::vector<Var>& axes, const Expr& x, const Expr& y) {
+  AxisRoles roles;
+  std::vector<size_t> y_only;
+  for (size_t axis = 0; axis < axes.size(); ++axis) {
+    std::unordered_set<const VarNode*> var{axes[axis].get()};
+    bool in_x = MentionsAny(x, var), in_y = MentionsAny(y, var);
+    if (in_y && !in_x) {
+      y_only.push_back(axis);
+    } else if (in_x && !in_y) {
+      roles.rows.push_back(axis);
+    } else {
+      roles.batch.push_back(axis);
+    }
+  }
+  if (y_only.size() != 1 || roles.rows.empty()) return std::nullopt;
+  roles.column = y_only[0];
+  return roles;
+}
+
+}  // namespace
+
+std::optional<Kernel> BuildContractionKernel(const std::string& name,
+                                             const std::vector<Buffer>& inputs,
+                                             const TensorExpr& output,
+                                             const ContractionTiling& tiling) {
+  std::vector<int64_t> out_extents;
+  for (const Expr& dimension : output.shape) {
+    const auto* constant = As<IntImmNode>(dimension);
+    if (constant == nullptr || constant->value <= 0) return std::nullopt;
+    out_extents.push_back(constant->value);
+  }
+  if (out_extents.empty()) return std::nullopt;
+  std::vector<Var> axes;
+  for (size_t axis = 0; axis < out_extents.size(); ++axis)
+    axes.push_back(Var(new VarNode("i" + std::to_string(axis))));
+  const Expr element = output.at(std::vector<Expr>(axes.begin(), axes.end()));
+
+  // One floating-point sum of a product, starting from a constant.
+  const std::vector<const ReduceNode*> reductions = FindReductions(element);
+  if (reductions.size() != 1) return std::nullopt;
+  const ReduceNode* sum = reductions[0];
+  const DType dtype = sum->body->dtype;
+  if (sum->op != ReduceOp::kSum || (dtype != DType::kFloat32 && dtype != DType::kFloat64) ||
+      As<FloatImmNode>(sum->init) == nullptr) {
+    return std::nullopt;
+  }
+  const auto* product = As<BinaryNode>(sum->body);
+  if (product == nullptr || product->op != BinaryOp::kMultiply) return std::nullopt;
+  std::vector<int64_t> k_extents;
+  for (const Expr& extent : sum->extents) {
+    const auto* constant = As<IntImmNode>(extent);
+    if (constant == nullptr || constant->value <= 0) return std::nullopt;
+    k_extents.push_back(constant->value);
+  }
+
+  // y is the operand with one axis of its own, preferably the output's
+  // last (so stores are contiguous).
+  Expr x = product->a, y = product->b;
+  std::optional<AxisRoles> roles = ClassifyAxes(axes, x, y);
+  std::optional<AxisRoles> swapped = ClassifyAxes(axes, y, x);
+  const size_t last = out_extents.size() - 1;
+  if (swapped && (!roles || (swapped->column == last && roles->column != last))) {
+    std::swap(x, y);
+    roles = swapped;
+  }
+  if (!roles) return std::nullopt;
+
+  auto extents_of = [&](const std::vector<size_t>& which) {
+    std::vector<int64_t> extents;
+    for (size_t axis : which) extents.push_back(out_extents[axis]);
+    return extents;
+  };
+  // The batch axes each operand depends on: an operand is packed once per
+  // combination of those only (a weight shared by a batch is packed once).
+  auto batch_axes_of = [&](const Expr& operand) {
+    std::vector<size_t> which;
+    for (size_t axis : roles->batch) {
+      if (MentionsAny(operand, {axes[axis].get()})) which.push_back(axis);
+    }
+    return which;
+  };
+  const std::vector<size_t> x_batch = batch_axes_of(x), y_batch = batch_axes_of(y);
+  const std::vector<int64_t> row_extents = extents_of(roles->rows);
+  const std::vector<int64_t> batch_extents = extents_of(roles->batch);
+  const std::vector<int64_t> x_batch_extents = extents_of(x_batch);
+  const std::vector<int64_t> y_batch_extents = extents_of(y_batch);
+  const int64_t rows = Product(row_extents), columns = out_extents[roles->column];
+  const int64_t depth = Product(k_extents), batches = Product(batch_extents);
+  const int64_t tile_rows = tiling.rows;
+  const int64_t tile_columns =
+      std::max<int64_t>(1, tiling.column_bytes / static_cast<int64_t>(DTypeSize(dtype)));
+  if (batches * rows * columns * depth < kMinimumWork || 2 * columns < tile_columns) {
+    return std::nullopt;
+  }
+  const int64_t panels = CeilDiv(columns, tile_columns);
+  const int64_t row_blocks = CeilDiv(rows, tile_rows);
+
+  const Buffer out(new BufferNode("out", output.dtype, output.shape));
+  // packed_x[xb][row block][r][k], packed_y[yb][panel][k][c]. x is read
+  // in place when it is a plain load (a dense layer's data): packing would
+  // only copy it.
+  const bool pack_x_operand = NeedsPacking(x);
+  const Buffer packed_x(new BufferNode(
+      "packed_x", dtype, {Int(Product(x_batch_extents) * row_blocks * depth * tile_rows)}));
+  const Buffer packed_y(new BufferNode(
+      "packed_y", dtype, {Int(Product(y_batch_extents) * panels * depth * tile_columns)}));
+  const std::vector<Var>& k_vars = sum->axes;
+  const Expr k_flat = Flatten(std::vector<Expr>(k_vars.begin(), k_vars.end()), k_extents);
+  auto bind_batch = [&](const std::vector<size_t>& which, const std::vector<Expr>& values,
+                        Replacements& at) {
+    for (size_t index = 0; index < which.size(); ++index)
+      at[axes[which[index]].get()] = values[index];
+  };
+  auto bind_rows = [&](const Expr& row, Replacements& at) {
+    bind_batch(roles->rows, Unflatten(row, row_extents), at);
+  };
+
+  // Packing y: column panel p holds y(.., column p * C + c, k) at [p][k][c],
+  // zero past the last column.
+  Stmt pack_y;
+  {
+    Var task(new VarNode("panel")), lane(new VarNode("c"));
+    const Expr panel = Mod(task, panels);
+    const Expr column = Add(Multiply(panel, Int(tile_columns)), lane);
+    Replacements at;
+    at[axes[roles->column].get()] = Min(column, Int(columns - 1));
+    bind_batch(y_batch, Unflatten(Div(task, panels), y_batch_extents), at);
+    Expr value =
+        Select(Binary(BinaryOp::kLess, column, Int(columns)), Substitute(y, at), Float(0, dtype));
+    Expr index = Add(Multiply(Add(Multiply(task, Int(depth)), k_flat), Int(tile_columns)), lane);
+    pack_y = Loop(task, Int(Product(y_batch_extents) * panels), ForKind::kParallel,
+                  Nest(k_vars, k_extents, ForKind::kSerial,
+                       Loop(lane, Int(tile_columns), ForKind::kVectorized,
+                            Stmt(new StoreNode(packed_y, index, value)))));
+  }
+
+  // Packing x: row block b holds x(row b * R + r, .., k) at [b][r][k]. Rows
+  // past the end repeat the last row (computed, never stored). For a
+  // convolution this is im2col: the window's index arithmetic and padding
+  // tests run once per element here instead of once per multiply-add.
+  Stmt pack_x;
+  {
+    Var task(new VarNode("block")), lane(new VarNode("r"));
+    Replacements at;
+    bind_rows(Min(Add(Multiply(Mod(task, row_blocks), Int(tile_rows)), lane), Int(rows - 1)), at);
+    bind_batch(x_batch, Unflatten(Div(task, row_blocks), x_batch_extents), at);
+    Expr index = Add(Multiply(Add(Multiply(task, Int(tile_rows)), lane), Int(depth)), k_flat);
+    pack_x = Loop(task, Int(Product(x_batch_extents) * row_blocks), ForKind::kParallel,
+                  Nest(k_vars, k_extents, ForKind::kSerial,
+                       Loop(lane, Int(tile_rows), ForKind::kUnrolled,
+                            Stmt(new StoreNode(packed_x, index, Substitute(x, at))))));
+  }
+
+  // Tasks: (batch, panel, chunk of row blocks), the chunk fastest so that
+  // a thread's consecutive tasks share a panel.
+  const int64_t outer = batches * panels;
+  int64_t chunks = std::clamp<int64_t>(CeilDiv(tiling.parallel_tasks, outer), 1, row_blocks);
+  const int64_t blocks_per_chunk = CeilDiv(row_blocks, chunks);
+  chunks = CeilDiv(row_blocks, blocks_per_chunk);
+
+  Stmt compute;
+  {
+    Var task(new VarNode("task")), block(new VarNode("block")), k(new VarNode("k"));
+    Var r(new VarNode("r")), c(new VarNode("c"));
+    const std::vector<Expr> batch_values = Unflatten(Div(task, panels * chunks), batch_extents);
+    auto batch_position = [&](const std::vector<size_t>& which,
+                              const std::vector<int64_t>& extents) {
+      std::vector<Expr> values;
+      for (size_t axis : which) {
+        size_t position =
+            std::find(roles->batch.begin(), roles->batch.end(), axis) - roles->batch.begin();
+        values.push_back(batch_values[position]);
+      }
+      return Flatten(values, extents);
+    };
+    const Expr panel = Mod(Div(task, chunks), panels);
+    const Expr first_block = Multiply(Mod(task, chunks), Int(blocks_per_chunk));
+    const Expr row_block = Add(first_block, block);
+    const Expr row0 = Multiply(row_block, Int(tile_rows));
+    const Expr column0 = Multiply(panel, Int(tile_columns));
+    const Buffer tile(new BufferNode("tile", dtype, {Int(tile_rows * tile_columns)}));
+    const Expr tile_index = Add(Multiply(r, Int(tile_columns)), c);
+    auto over_tile = [&](Stmt body) {
+      return Loop(r, Int(tile_rows), ForKind::kUnrolled,
+                  Loop(c, Int(tile_columns), ForKind::kVectorized, std::move(body)));
+    };
+
+    Stmt clear = over_tile(Stmt(new StoreNode(tile, tile_index, sum->init)));
+
+    // Per k: `rows` broadcast values of x times a vector row of y's panel.
+    const Expr x_base = Multiply(
+        Add(Multiply(batch_position(x_batch, x_batch_extents), Int(row_blocks)), row_block),
+        Int(depth));
+    const Expr y_base = Multiply(
+        Add(Multiply(batch_position(y_batch, y_batch_extents), Int(panels)), panel), Int(depth));
+    Expr x_value;
+    if (pack_x_operand) {
+      x_value =
+          Load(packed_x, Add(Add(Multiply(x_base, Int(tile_rows)), Multiply(r, Int(depth))), k));
+    } else {
+      Replacements at;
+      bind_rows(Min(Add(row0, r), Int(rows - 1)), at);  // clamped: extra rows are not stored
+      bind_batch(roles->batch, batch_values, at);
+      std::vector<Expr> k_values = Unflatten(k, k_extents);
+      for (size_t axis = 0; axis < k_vars.size(); ++axis) at[k_vars[axis].get()] = k_values[axis];
+      x_value = Substitute(x, at);
+    }
+    Expr y_value = Load(packed_y, Add(Multiply(Add(y_base, k), Int(tile_columns)), c));
+    Stmt multiply_add =
+        Loop(k, Int(depth), ForKind::kSerial,
+             over_tile(Stmt(new StoreNode(
+                 tile, tile_index,
+                 Add(Load(tile, tile_index), Binary(BinaryOp::kMultiply, x_value, y_value))))));
+
+    // The epilogue: the output expression with the sum replaced by the tile.
+    // The tile is stored by loops of constant extent, so that every index
+    // into it is a constant once they are unrolled and the tile can live in
+    // registers throughout; a block at the edge stores only its valid part.
+    Replacements out_at;
+    bind_rows(Add(row0, r), out_at);
+    bind_batch(roles->batch, batch_values, out_at);
+    const Expr column = Add(column0, c);
+    out_at[axes[roles->column].get()] = column;
+    std::vector<Expr> out_indices;
+    for (const Var& axis : axes) out_indices.push_back(out_at.at(axis.get()));
+    out_at[sum] = Load(tile, tile_index);
+    Stmt store(new StoreNode(out, FlatIndex(out, out_indices), Substitute(element, out_at)));
+    Expr whole =
+        Binary(BinaryOp::kAnd, Binary(BinaryOp::kLessEqual, Add(row0, Int(tile_rows)), Int(rows)),
+               Binary(BinaryOp::kLessEqual, Add(column0, Int(tile_columns)), Int(columns)));
+    Expr inside = Binary(BinaryOp::kAnd, Binary(BinaryOp::kLess, Add(row0, r), Int(rows)),
+                         Binary(BinaryOp::kLess, column, Int(columns)));
+    Stmt store_tile(new IfThenElseNode(
+        whole, over_tile(store), over_tile(Stmt(new IfThenElseNode(inside, store, nullptr)))));
+
+    Stmt blocks = Loop(block, Min(Int(blocks_per_chunk), Subtract(Int(row_blocks), first_block)),
+                       ForKind::kSerial, Stmt(new SequenceNode({clear, multiply_add, store_tile})));
+    compute =
+        Loop(task, Int(outer * chunks), ForKind::kParallel, Stmt(new AllocateNode(tile, blocks)));
+  }
+
+  std::vector<Buffer> params = inputs;
+  params.push_back(out);
+  std::vector<Stmt> statements;
+  if (pack_x_operand) {
+    params.push_back(packed_x);
+    statements.push_back(pack_x);
+  }
+  params.push_back(packed_y);
+  statements.push_back(pack_y);
+  statements.push_back(compute);
+  Kernel kernel{name, std::move(params), 1, {}, Stmt(new SequenceNode(std::move(statements)))};
+  kernel.workspace_count = pack_x_operand ? 2 : 1;
+  return kernel;
+}
+
+}  // namespace relay::kernels

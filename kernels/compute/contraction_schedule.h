@@ -1,0 +1,51 @@
+// The schedule for contractions: outputs whose element is (a function of)
+// one sum over products, out[..] = f(sum_k x(.., k) * y(.., k)), which is
+// what nn.dense, nn.matmul, nn.batch_matmul and nn.conv2d compute, with any
+// elementwise epilogue fused after them (bias, activation).
+//
+// The naive loop nest recomputes addresses and reloads both operands for
+// every multiply-add. This schedule is the blocked, packed one of
+// high-performance GEMM libraries, expressed in kernel IR:
+//
+// - The output axes split into the column axis (mentioned by y only), row
+//   axes (by x only) and batch axes (the rest). y is packed into a
+//   workspace, once per call, in column panels: for each panel of `columns`
+//   consecutive columns, the panel's values for every k are contiguous (the
+//   panel's tail past the last column is zero).
+// - Each task of the parallel loop takes a batch, a column panel and a run of
+//   row blocks, and computes each `rows` x `columns` block of the output in a
+//   register tile: per k, `rows` broadcast values of x times one row of the
+//   panel, accumulated in place. Rows past the end are clamped to the last
+//   row (computed again, never stored), so every block has the same shape.
+// - The epilogue (the rest of the output expression, with the sum replaced
+//   by the tile's value) runs when a block is stored.
+//
+// Nothing here is specific to a CPU: the tile shape and the number of tasks
+// come from the target.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/compute/tensor_expr.h"
+
+namespace relay::kernels {
+
+struct ContractionTiling {
+  int64_t rows = 6;             // register tile rows (broadcast values of x)
+  int64_t column_bytes = 128;   // register tile row width: a few of the target's vectors
+  int64_t parallel_tasks = 16;  // split the work into at least this many tasks when it can
+};
+
+// The kernel computing `output` (whose shape must be constant) with the
+// contraction schedule, with one workspace parameter for the packed
+// operand; nothing when `output` is not a contraction this schedule serves
+// (no single floating-point sum of products, a column axis that both
+// operands mention, or too little work to pay for packing).
+std::optional<kir::Kernel> BuildContractionKernel(const std::string& name,
+                                                  const std::vector<kir::Buffer>& inputs,
+                                                  const TensorExpr& output,
+                                                  const ContractionTiling& tiling);
+
+}  // namespace relay::kernels

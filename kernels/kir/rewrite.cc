@@ -1,0 +1,94 @@
+#include "kernels/kir/rewrite.h"
+
+namespace relay::kernels::kir {
+
+namespace {
+
+void CollectReductions(const Expr& expr, std::vector<const ReduceNode*>& found) {
+  if (const auto* reduce = As<ReduceNode>(expr)) found.push_back(reduce);
+  for (const Expr& operand : Operands(expr)) CollectReductions(operand, found);
+}
+
+}  // namespace
+
+std::vector<Expr> Operands(const Expr& expr) {
+  switch (expr->node_kind()) {
+    case NodeKind::kLoad:
+      return {As<LoadNode>(expr)->index};
+    case NodeKind::kBinary:
+      return {As<BinaryNode>(expr)->a, As<BinaryNode>(expr)->b};
+    case NodeKind::kUnary:
+      return {As<UnaryNode>(expr)->a};
+    case NodeKind::kSelect: {
+      const auto* select = As<SelectNode>(expr);
+      return {select->condition, select->if_true, select->if_false};
+    }
+    case NodeKind::kCast:
+      return {As<CastNode>(expr)->value};
+    case NodeKind::kReduce: {
+      const auto* reduce = As<ReduceNode>(expr);
+      std::vector<Expr> operands = reduce->extents;
+      operands.push_back(reduce->init);
+      operands.push_back(reduce->body);
+      return operands;
+    }
+    default:
+      return {};
+  }
+}
+
+bool MentionsAny(const Expr& expr, const std::unordered_set<const VarNode*>& vars) {
+  if (const auto* var = As<VarNode>(expr)) return vars.count(var) != 0;
+  for (const Expr& operand : Operands(expr)) {
+    if (MentionsAny(operand, vars)) return true;
+  }
+  return false;
+}
+
+std::vector<const ReduceNode*> FindReductions(const Expr& expr) {
+  std::vector<const ReduceNode*> found;
+  CollectReductions(expr, found);
+  return found;
+}
+
+Expr Substitute(const Expr& expr, const Replacements& replacements) {
+  if (auto found = replacements.find(expr.get()); found != replacements.end()) return found->second;
+  switch (expr->node_kind()) {
+    case NodeKind::kLoad: {
+      const auto* load = As<LoadNode>(expr);
+      return Load(load->buffer, Substitute(load->index, replacements));
+    }
+    case NodeKind::kBinary: {
+      const auto* binary = As<BinaryNode>(expr);
+      return Binary(binary->op, Substitute(binary->a, replacements),
+                    Substitute(binary->b, replacements));
+    }
+    case NodeKind::kUnary: {
+      const auto* unary = As<UnaryNode>(expr);
+      return Unary(unary->op, Substitute(unary->a, replacements));
+    }
+    case NodeKind::kSelect: {
+      const auto* select = As<SelectNode>(expr);
+      return Select(Substitute(select->condition, replacements),
+                    Substitute(select->if_true, replacements),
+                    Substitute(select->if_false, replacements));
+    }
+    case NodeKind::kCast: {
+      const auto* cast = As<CastNode>(expr);
+      return Cast(cast->dtype, Substitute(cast->value, replacements));
+    }
+    case NodeKind::kReduce: {
+      const auto* reduce = As<ReduceNode>(expr);
+      std::vector<Expr> extents;
+      for (const Expr& extent : reduce->extents)
+        extents.push_back(Substitute(extent, replacements));
+      return Reduce(reduce->op, reduce->axes, std::move(extents),
+                    Substitute(reduce->init, replacements), Substitute(reduce->body, replacements),
+                    reduce->select_last);
+    }
+    default:
+      return expr;  // constants and unreplaced variables
+  }
+}
+
+}  // namespace relay::kernels::kir

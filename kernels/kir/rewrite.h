@@ -1,0 +1,29 @@
+// Queries and rewrites over kernel-IR expressions that schedules need:
+// which variables an expression mentions, where its reductions are, and
+// the same expression with some of its nodes replaced.
+#pragma once
+
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "kernels/kir/kir.h"
+
+namespace relay::kernels::kir {
+
+// The direct subexpressions of `expr` (a reduction's extents, init and body).
+std::vector<Expr> Operands(const Expr& expr);
+
+// Whether `expr` mentions any of `vars`.
+bool MentionsAny(const Expr& expr, const std::unordered_set<const VarNode*>& vars);
+
+// Every reduction inside `expr`, outermost first (nested reductions too).
+std::vector<const ReduceNode*> FindReductions(const Expr& expr);
+
+// `expr` with each node that is a key of `replacements` (compared by
+// identity: a variable, a reduction, any subexpression) replaced by its
+// value. Index arithmetic is folded again as the builders do.
+using Replacements = std::unordered_map<const ExprNode*, Expr>;
+Expr Substitute(const Expr& expr, const Replacements& replacements);
+
+}  // namespace relay::kernels::kir

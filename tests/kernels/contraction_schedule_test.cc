@@ -1,0 +1,193 @@
+// The contraction schedule (kernels/compute/contraction_schedule.h): dense,
+// matmul, batch_matmul and conv2d calls large enough for it, alone and with
+// fused epilogues, against NumPy's results; and the cases it must leave to
+// the naive schedule.
+//
+// The cases, their inputs and expected outputs are fixtures written by
+// tests/kernels/generate_contraction_cases.py (fixtures/contraction/). Each
+// case's chain of operators is composed from the operators' compute
+// definitions, as fusion does, and must be served by the contraction
+// schedule (a kernel with workspaces for the packed operands), so that these
+// tests cannot pass on the naive schedule alone.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/attributes.h"
+#include "kernels/compute/contraction_schedule.h"
+#include "kernels/compute/cpu_kernels.h"
+#include "kernels/operator.h"
+#include "relay/devices.h"
+#include "relay/error.h"
+#include "relay/npy.h"
+#include "relay/tensor.h"
+#include "tests/kernels/fixture_cases.h"
+
+namespace relay::kernels {
+namespace {
+
+using namespace relay::kernels::kir;
+using namespace relay::kernels::testing;
+
+const std::string kCaseDirectory = FixtureDirectory("contraction");
+
+// Attribute values of the index: see generate_contraction_cases.py.
+std::optional<AttrValue> ParseAttribute(const std::string& key, const std::string& text) {
+  static const std::set<std::string> kIntLists = {"strides", "padding", "dilation"};
+  if (kIntLists.contains(key)) {
+    std::vector<int64_t> values;
+    std::istringstream items(text);
+    std::string item;
+    while (std::getline(items, item, ',')) {
+      int64_t value = 0;
+      if (!ParseInteger(item, value)) return std::nullopt;
+      values.push_back(value);
+    }
+    return AttrValue::IntList(values);
+  }
+  if (text == "true" || text == "false") return AttrValue::Bool(text == "true");
+  return AttrValue::String(text);
+}
+
+const std::vector<ToleranceCase>& AllCases() {
+  static const std::vector<ToleranceCase> cases =
+      LoadCaseIndex<ToleranceCase>(kCaseDirectory, ReadToleranceFields, ParseAttribute);
+  return cases;
+}
+
+std::vector<std::string> SplitChain(const std::string& chain) {
+  std::vector<std::string> names;
+  std::istringstream items(chain);
+  std::string item;
+  while (std::getline(items, item, '+')) names.push_back(item);
+  return names;
+}
+
+Attrs Normalized(const OperatorDefinition& definition, const Attrs& given) {
+  Attrs normalized;
+  std::optional<std::string> problem = NormalizeAttrs(definition.attributes, given, normalized);
+  if (problem) throw Error(ErrorKind::kUsage, definition.name + ": " + *problem);
+  return normalized;
+}
+
+// The chain of `test_case` composed over buffers shaped like `inputs`: the
+// first operator takes the first inputs it needs and the case's attributes;
+// each later one the previous result, then the next inputs, and defaults.
+TensorExpr ComposeChain(const ToleranceCase& test_case, const std::vector<Buffer>& buffers) {
+  size_t next_input = 0;
+  std::optional<TensorExpr> result;
+  for (const std::string& name : SplitChain(test_case.operator_name)) {
+    const OperatorDefinition* definition = FindOperator(name);
+    if (definition == nullptr) throw Error(ErrorKind::kUsage, "unknown operator " + name);
+    std::vector<TensorExpr> arguments;
+    if (result) arguments.push_back(*result);
+    while (arguments.size() < definition->input_names.size()) {
+      if (next_input == buffers.size()) throw Error(ErrorKind::kUsage, "too few inputs");
+      arguments.push_back(FromBuffer(buffers[next_input++]));
+    }
+    result = definition->compute(arguments,
+                                 Normalized(*definition, result ? Attrs{} : test_case.attributes));
+  }
+  if (next_input != buffers.size()) throw Error(ErrorKind::kUsage, "unused inputs");
+  return *result;
+}
+
+class ContractionScheduleTest : public ::testing::TestWithParam<ToleranceCase> {};
+
+TEST_P(ContractionScheduleTest, MatchesNumPy) {
+  const ToleranceCase& test_case = GetParam();
+  ASSERT_TRUE(test_case.index_error.empty()) << test_case.index_error;
+  try {
+    std::vector<Ref<Tensor>> inputs =
+        ReadCaseInputs(kCaseDirectory, test_case.name, test_case.input_count);
+    Ref<Tensor> expected = ReadNpy(kCaseDirectory + test_case.name + ".out.npy", HostDevice());
+    std::vector<Buffer> buffers;
+    for (size_t index = 0; index < inputs.size(); ++index) {
+      std::vector<Expr> shape;
+      for (int64_t dim : inputs[index]->shape()) shape.push_back(Int(dim));
+      buffers.push_back(
+          Buffer(new BufferNode("in" + std::to_string(index), inputs[index]->dtype(), shape)));
+    }
+    TensorExpr output = ComposeChain(test_case, buffers);
+    ASSERT_EQ(DTypeName(output.dtype), DTypeName(expected->dtype()));
+
+    kir::Kernel kernel = BuildCpuKernel(test_case.name, buffers, output);
+    ASSERT_GE(kernel.workspace_count, 1u) << "not served by the contraction schedule:\n"
+                                          << PrintKernel(kernel);
+    Ref<Tensor> actual = RunKernel(kernel, inputs, expected->shape());
+    EXPECT_EQ(CompareValues(*expected, *actual, test_case.tolerance), 0)
+        << "mismatching elements of " << expected->element_count();
+
+    // A single operator gives the same through the operator table.
+    if (SplitChain(test_case.operator_name).size() == 1) {
+      Ref<Tensor> through_table =
+          RunOperator(test_case.operator_name, inputs, test_case.attributes);
+      ASSERT_EQ(ShapeToString(through_table->shape()), ShapeToString(expected->shape()));
+      EXPECT_EQ(CompareValues(*expected, *through_table, test_case.tolerance), 0);
+    }
+  } catch (const Error& error) {
+    FAIL() << test_case.operator_name << " threw: " << error.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, ContractionScheduleTest, ::testing::ValuesIn(AllCases()),
+                         CaseTestName<ToleranceCase>);
+
+TEST(ContractionCasesIndexTest, ListsEveryGeneratedCase) {
+  EXPECT_GE(AllCases().size(), 21u) << "cannot read " << kCaseDirectory << "cases.txt";
+}
+
+// ---- cases the schedule leaves alone ----------------------------------------------------
+
+std::optional<kir::Kernel> ContractionOf(const char* name, std::vector<Shape> shapes,
+                                         const Attrs& attrs = {}, DType dtype = DType::kFloat32) {
+  const OperatorDefinition* definition = FindOperator(name);
+  std::vector<Buffer> buffers;
+  std::vector<TensorExpr> inputs;
+  for (size_t index = 0; index < shapes.size(); ++index) {
+    std::vector<Expr> shape;
+    for (int64_t dim : shapes[index]) shape.push_back(Int(dim));
+    buffers.push_back(Buffer(new BufferNode("in" + std::to_string(index), dtype, shape)));
+    inputs.push_back(FromBuffer(buffers.back()));
+  }
+  TensorExpr output = definition->compute(inputs, Normalized(*definition, attrs));
+  return BuildContractionKernel(name, buffers, output, ContractionTiling{});
+}
+
+TEST(ContractionScheduleTest, ServesLargeDotProducts) {
+  std::optional<kir::Kernel> kernel = ContractionOf("nn.dense", {{64, 64}, {64, 64}});
+  ASSERT_TRUE(kernel);
+  // The data is read in place; the weight is packed: 64 columns in panels
+  // of 32 float32 (128 bytes), for 64 k.
+  ASSERT_EQ(kernel->workspace_count, 1u);
+  EXPECT_EQ(PrintExpr(ElementCount(kernel->params[3])), "4096");
+
+  // A padded convolution's windows are packed too (im2col): 100 output
+  // pixels in blocks of 6 (17 blocks, the last one padded) for 8 * 3 * 3 k.
+  kernel = ContractionOf("nn.conv2d", {{1, 8, 10, 10}, {32, 8, 3, 3}},
+                         {{"padding", AttrValue::IntList({1, 1})}});
+  ASSERT_TRUE(kernel);
+  ASSERT_EQ(kernel->workspace_count, 2u);
+  EXPECT_EQ(PrintExpr(ElementCount(kernel->params[3])), std::to_string(17 * 6 * 72));
+  EXPECT_EQ(PrintExpr(ElementCount(kernel->params[4])), std::to_string(32 * 72));
+}
+
+TEST(ContractionScheduleTest, LeavesSmallAndUnsuitableCallsToTheNaiveSchedule) {
+  // Too little work to pay for packing.
+  EXPECT_FALSE(ContractionOf("nn.dense", {{4, 8}, {5, 8}}));
+  // Too few columns for a tile.
+  EXPECT_FALSE(ContractionOf("nn.dense", {{512, 512}, {3, 512}}));
+  // Integer dot products keep the naive schedule.
+  EXPECT_FALSE(ContractionOf("nn.dense", {{64, 64}, {64, 64}}, {}, DType::kInt32));
+  // A grouped convolution's data index mentions the output channel.
+  EXPECT_FALSE(ContractionOf("nn.conv2d", {{1, 64, 16, 16}, {64, 32, 3, 3}},
+                             {{"groups", AttrValue::Int(2)}}));
+  // Not a sum of products at all.
+  EXPECT_FALSE(ContractionOf("sum", {{64, 64}}, {{"axis", AttrValue::IntList({1})}}));
+}
+
+}  // namespace
+}  // namespace relay::kernels

@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""Generates tests/fixtures/contraction/: inputs and NumPy-computed expected
+outputs for the contraction schedule (kernels/compute/contraction_schedule.h),
+read by tests/kernels/contraction_schedule_test.cc.
+
+The cases are dense, matmul, batch_matmul and conv2d calls large enough for
+the schedule to take them (unlike the small cases of generate_nn_cases.py and
+generate_conv_cases.py), with extents that are not multiples of the register
+tile, so the clamped rows and the partial column panels are exercised, and
+fused chains whose epilogue (bias_add, relu) runs when a tile is stored.
+
+Run from anywhere (needs NumPy; Debian's python3-numpy will do):
+
+    /usr/bin/python3 tests/kernels/generate_contraction_cases.py
+
+Index format (cases.txt), one line per case:
+
+    CASE OPERATORS INPUT_COUNT TOLERANCE [KEY=VALUE ...]
+
+OPERATORS is one operator or a chain joined by '+' ("nn.dense+nn.bias_add+
+nn.relu"): the first operator takes the first inputs it needs, each later one
+takes the previous result and then the next inputs it needs. KEY=VALUE
+attributes belong to the first operator; integer lists are comma-separated.
+TOLERANCE bounds |actual - expected| <= TOLERANCE * max(1, |expected|).
+
+NumPy is the oracle: products are computed in float64 and rounded once. The
+kernels accumulate float32 in float32 (as BLAS does), hence the float32
+tolerance of 1e-4 for reductions of up to a few hundred terms.
+"""
+
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fixture_writer import FixtureWriter  # noqa: E402
+
+SEED = 20261122
+
+writer = FixtureWriter("contraction", SEED)
+uniform = writer.uniform
+
+TOLERANCE = {np.dtype(np.float16): 4e-3, np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-10}
+MAX_NDIM = 4
+MAX_SIZE = 4000
+
+
+def format_attribute(value):
+    if isinstance(value, (tuple, list)):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def emit(name, operators, inputs, expected, **attributes):
+    expected = np.asarray(expected)
+    writer.emit_tolerance_case(name, operators, inputs, expected, TOLERANCE[expected.dtype],
+                               [(key, format_attribute(value)) for key, value in attributes.items()],
+                               MAX_NDIM, MAX_SIZE)
+
+
+def wide(array):
+    return np.asarray(array, dtype=np.float64)
+
+
+def dense_cases():
+    data, weight = uniform((37, 70), -1, 1, np.float32), uniform((45, 70), -1, 1, np.float32)
+    emit("dense_edges", "nn.dense", [data, weight], (wide(data) @ wide(weight).T).astype(np.float32))
+    data3 = uniform((3, 13, 40), -1, 1, np.float32)
+    weight50 = uniform((50, 40), -1, 1, np.float32)
+    emit("dense_rank3", "nn.dense", [data3, weight50],
+         (wide(data3) @ wide(weight50).T).astype(np.float32))
+    data64, weight64 = uniform((40, 40), -2, 2, np.float64), uniform((24, 40), -2, 2, np.float64)
+    emit("dense_f64", "nn.dense", [data64, weight64], wide(data64) @ wide(weight64).T)
+    data16, weight16 = uniform((30, 40), -1, 1, np.float16), uniform((40, 40), -1, 1, np.float16)
+    emit("dense_f16", "nn.dense", [data16, weight16],
+         (wide(data16) @ wide(weight16).T).astype(np.float16))
+    bias = uniform((45,), -1, 1, np.float32)
+    emit("dense_bias_relu", "nn.dense+nn.bias_add+nn.relu", [data, weight, bias],
+         np.maximum(wide(data) @ wide(weight).T + wide(bias), 0).astype(np.float32))
+
+
+def matmul_cases():
+    for transpose_a in (False, True):
+        for transpose_b in (False, True):
+            a = uniform((50, 33) if transpose_a else (33, 50), -1, 1, np.float32)
+            b = uniform((40, 50) if transpose_b else (50, 40), -1, 1, np.float32)
+            a_matrix = wide(a).T if transpose_a else wide(a)
+            b_matrix = wide(b).T if transpose_b else wide(b)
+            emit("matmul_ta%d_tb%d" % (transpose_a, transpose_b), "nn.matmul", [a, b],
+                 (a_matrix @ b_matrix).astype(np.float32),
+                 transpose_a=transpose_a, transpose_b=transpose_b)
+    a3, b = uniform((2, 17, 30), -1, 1, np.float32), uniform((30, 36), -1, 1, np.float32)
+    emit("matmul_rank3", "nn.matmul", [a3, b], (wide(a3) @ wide(b)).astype(np.float32))
+
+
+def batch_matmul_cases():
+    a, b = uniform((3, 20, 24), -1, 1, np.float32), uniform((3, 36, 24), -1, 1, np.float32)
+    bt = np.swapaxes(wide(b), 1, 2)
+    emit("batch_matmul_tb", "nn.batch_matmul", [a, b], (wide(a) @ bt).astype(np.float32))
+    b_plain = uniform((3, 24, 36), -1, 1, np.float32)
+    emit("batch_matmul_plain", "nn.batch_matmul", [a, b_plain],
+         (wide(a) @ wide(b_plain)).astype(np.float32), transpose_b=False)
+    a_t = uniform((3, 24, 20), -1, 1, np.float32)
+    emit("batch_matmul_ta_tb", "nn.batch_matmul", [a_t, b],
+         (np.swapaxes(wide(a_t), 1, 2) @ bt).astype(np.float32), transpose_a=True)
+    a1 = uniform((1, 20, 24), -1, 1, np.float32)
+    emit("batch_matmul_broadcast_a", "nn.batch_matmul", [a1, b], (wide(a1) @ bt).astype(np.float32))
+    b1 = uniform((1, 36, 24), -1, 1, np.float32)
+    emit("batch_matmul_broadcast_b", "nn.batch_matmul", [a, b1],
+         (wide(a) @ np.swapaxes(wide(b1), 1, 2)).astype(np.float32))
+
+
+def conv2d_reference(data, weight, strides, padding, dilation):
+    """NCHW data, OIHW weight, padding (top, left, bottom, right); in float64."""
+    n_count, channels, height, width = data.shape
+    out_channels, _, kernel_h, kernel_w = weight.shape
+    top, left, bottom, right = padding
+    sh, sw = strides
+    dh, dw = dilation
+    padded = np.zeros((n_count, channels, height + top + bottom, width + left + right))
+    padded[:, :, top:top + height, left:left + width] = data
+    out_h = (height + top + bottom - dh * (kernel_h - 1) - 1) // sh + 1
+    out_w = (width + left + right - dw * (kernel_w - 1) - 1) // sw + 1
+    out = np.zeros((n_count, out_channels, out_h, out_w))
+    for ry in range(kernel_h):
+        for rx in range(kernel_w):
+            window = padded[:, :, ry * dh:ry * dh + sh * (out_h - 1) + 1:sh,
+                            rx * dw:rx * dw + sw * (out_w - 1) + 1:sw]
+            out += np.einsum("nchw,kc->nkhw", window, wide(weight[:, :, ry, rx]))
+    return out
+
+
+def conv_case(name, data_shape, weight_shape, strides=(1, 1), padding=(0, 0, 0, 0),
+              dilation=(1, 1), dtype=np.float32, nhwc=False, chain=None, extra=()):
+    data = uniform(data_shape, -1, 1, dtype)
+    weight = uniform(weight_shape, -1, 1, dtype)
+    expected = conv2d_reference(wide(data), wide(weight), strides, padding, dilation)
+    attributes = dict(strides=strides, padding=padding, dilation=dilation)
+    if chain is not None:
+        expected = chain(expected)
+    if nhwc:
+        data, weight = data.transpose(0, 2, 3, 1), weight.transpose(2, 3, 1, 0)
+        expected = expected.transpose(0, 2, 3, 1)
+        attributes.update(data_layout="NHWC", kernel_layout="HWIO")
+    operators = "nn.conv2d" if chain is None else "nn.conv2d+nn.bias_add+nn.relu"
+    emit(name, operators,
+         [np.ascontiguousarray(data), np.ascontiguousarray(weight)] + list(extra),
+         np.ascontiguousarray(expected).astype(dtype), **attributes)
+
+
+def conv_cases():
+    conv_case("conv_3x3_pad1", (1, 8, 12, 12), (32, 8, 3, 3), padding=(1, 1, 1, 1))
+    conv_case("conv_stride2_dilation2", (2, 6, 13, 11), (20, 6, 3, 3), strides=(2, 2),
+              padding=(1, 0, 2, 1), dilation=(2, 2))
+    conv_case("conv_1x1_batch2", (2, 16, 7, 7), (40, 16, 1, 1))
+    conv_case("conv_nhwc_hwio", (1, 8, 10, 10), (24, 8, 3, 3), padding=(1, 1, 1, 1), nhwc=True)
+    conv_case("conv_f64", (1, 4, 8, 8), (16, 4, 3, 3), padding=(1, 1, 1, 1), dtype=np.float64)
+    bias = uniform((32,), -1, 1, np.float32)
+    conv_case("conv_bias_relu", (1, 8, 12, 12), (32, 8, 3, 3), padding=(1, 1, 1, 1),
+              chain=lambda out: np.maximum(out + wide(bias)[None, :, None, None], 0),
+              extra=[bias])
+
+
+def main():
+    writer.clear()
+    dense_cases()
+    matmul_cases()
+    batch_matmul_cases()
+    conv_cases()
+    writer.write_index("generate_contraction_cases.py", [
+        "# CASE OPERATORS INPUT_COUNT TOLERANCE [KEY=VALUE ...]",
+        "# Inputs: CASE.in<N>.npy; expected output: CASE.out.npy.",
+    ])
+
+
+if __name__ == "__main__":
+    main()
