@@ -115,6 +115,7 @@ const OperatorTable& Table() {
     AttachTransformComputes(builder);
     AttachConvolutionComputes(builder);
     AttachNeuralNetworkComputes(builder);
+    AttachShapeComputes(builder);
     OperatorTable result;
     result.definitions = std::move(builder.definitions());
     for (const OperatorDefinition& definition : result.definitions) {

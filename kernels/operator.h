@@ -5,7 +5,7 @@
 // device- and compiler-neutral value types, so the same function types a
 // call at compile time (where dimensions may be unknown, kAnyDim) and
 // computes output shapes at run time (where every dimension is known).
-// Later issues add the compute definition (kernel IR) to each entry.
+// Each entry with a kernel also carries its compute definition (kernel IR).
 //
 // Thread-safety: the table is built once, on first use, and is immutable
 // afterwards; lookups may happen from any thread.
@@ -54,6 +54,17 @@ enum class FusionPattern {
   kOpaque,
 };
 
+// What an operator's output shape depends on. The type relation doubles as
+// the host shape function: given inputs whose dimensions are all known it
+// computes the output's exact shape. Most operators need nothing more
+// (kInputShapes); a few need the values of their inputs too (arange's
+// bounds): for those the caller must have the inputs on the host and pass
+// them as RelationInput::constant before it can allocate the result.
+enum class ShapeDependence {
+  kInputShapes,
+  kInputValues,
+};
+
 // What a type relation sees of one input besides its type: its value, when
 // the input is a constant (arange's bounds, dyn.reshape's shape).
 struct RelationInput {
@@ -77,6 +88,7 @@ struct OperatorDefinition {
   FusionPattern pattern = FusionPattern::kOpaque;
   TypeRelation relation;
   std::string summary;  // one line for documentation and the REPL
+  ShapeDependence shape_dependence = ShapeDependence::kInputShapes;
   // How an output element is computed (kernels/compute/); empty for
   // operators whose kernels are not written yet. Attached after the
   // families register their entries, hence last.

@@ -169,8 +169,15 @@ std::vector<Ref<Tensor>> RunDefinition(const OperatorDefinition& definition,
           NormalizeAttrs(definition.attributes, attrs, normalized)) {
     throw Error(ErrorKind::kUsage, "operator " + definition.name + ": " + *problem);
   }
+  // An operator whose shape depends on values (arange) sees its inputs as
+  // constants: they are host tensors.
+  const bool needs_values = definition.shape_dependence == ShapeDependence::kInputValues;
+  RELAY_CHECK(!needs_values || input_types.size() == tensors.size(),
+              "an operator shaped by values takes no tuple");
   std::vector<RelationInput> relation_inputs;
-  for (const ValueType& type : input_types) relation_inputs.push_back({&type, nullptr});
+  for (size_t index = 0; index < input_types.size(); ++index) {
+    relation_inputs.push_back({&input_types[index], needs_values ? tensors[index].get() : nullptr});
+  }
   ValueType output_type;
   try {
     output_type = definition.relation(relation_inputs, normalized);
@@ -179,8 +186,10 @@ std::vector<Ref<Tensor>> RunDefinition(const OperatorDefinition& definition,
   }
   // Only broadcasting computes may leave sizes symbolic: reductions,
   // windowed and data-movement operators index their inputs by extents that
-  // differ from the output's.
-  const bool constant_shapes = output_type.is_tuple || !IsBroadcastCompute(definition.name);
+  // differ from the output's. An output sized by values (arange) is
+  // symbolic too, so one kernel serves every length.
+  const bool constant_shapes =
+      output_type.is_tuple || !(IsBroadcastCompute(definition.name) || needs_values);
   // Tuple results (split, nn.batch_norm, nn.dropout) have compute
   // definitions beside the table's, always specialised to constant shapes.
   if (output_type.is_tuple ? !constant_shapes : !definition.compute) {

@@ -806,7 +806,8 @@ void RegisterTransformOperators(OperatorTableBuilder& table) {
              .attributes = {DefaultAttr("dtype", AttrKind::kString, AttrValue::String("float32"))},
              .pattern = FusionPattern::kOpaque,
              .relation = ArangeRelation,
-             .summary = "Evenly spaced values in [start, stop) by step."});
+             .summary = "Evenly spaced values in [start, stop) by step.",
+             .shape_dependence = ShapeDependence::kInputValues});
   table.Add({.name = "shape_of",
              .input_names = {"data"},
              .attributes = {DefaultAttr("dtype", AttrKind::kString, AttrValue::String("int32"))},

@@ -243,6 +243,30 @@ def generate():
     emit("split_index_list_of_one", "split", [k], np.split(k, [4]),
          [("indices_or_sections", [4])])
 
+    # ---- arange, shape_of, ndarray_size -----------------------------------------------------
+    # arange is start + i * step in the dtype (TVM's definition); the bounds
+    # are exactly representable so that no rounding can differ.
+    def arange(start, stop, step, dtype):
+        bounds = [np.array(value, dtype=dtype) for value in (start, stop, step)]
+        length = max(0, int(np.ceil((stop - start) / step)))
+        expected = (np.array(start, dtype) + np.arange(length).astype(dtype) * np.array(step, dtype))
+        return bounds, expected.astype(dtype)
+    for name, start, stop, step, dtype in [("arange_f32", 1.25, 9.0, 0.5, "float32"),
+                                           ("arange_i32_negative_step", 10, -3, -3, "int32"),
+                                           ("arange_i64", 0, 7, 1, "int64"),
+                                           ("arange_f64_fraction", -2.0, 1.0, 0.75, "float64"),
+                                           ("arange_empty", 5, 1, 1, "int32")]:
+        bounds, expected = arange(start, stop, step, dtype)
+        emit(name, "arange", bounds, expected, [("dtype", dtype)])
+    s3 = data((2, 3, 4))
+    emit("shape_of_rank3", "shape_of", [s3], np.array(s3.shape, np.int32))
+    emit("shape_of_int64", "shape_of", [data((5, 0), "int8")], np.array([5, 0], np.int64),
+         [("dtype", "int64")])
+    emit("shape_of_scalar", "shape_of", [np.array(2.5, np.float32)], np.zeros((0,), np.int32))
+    emit("ndarray_size_rank3", "ndarray_size", [s3], np.array(24, np.int32))
+    emit("ndarray_size_int64", "ndarray_size", [data((3, 0, 2), "bool")], np.array(0, np.int64),
+         [("dtype", "int64")])
+
 
 def main():
     writer.clear()

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "kernels/attributes.h"
+#include "kernels/codegen/llvm/llvm_jit.h"
 #include "kernels/compute/cpu_kernels.h"
 #include "relay/devices.h"
 #include "relay/error.h"
@@ -145,8 +147,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, TransformKernelsTest, ::testing::ValuesIn(All
                          CaseTestName<TransformCase>);
 
 TEST(TransformCasesIndexTest, ListsEveryGeneratedCase) {
-  // The generator writes 76 cases; an unreadable index would silently run none.
-  EXPECT_GE(AllCases().size(), 76u) << "cannot read " << kCaseDirectory << "cases.txt";
+  // The generator writes 86 cases; an unreadable index would silently run none.
+  EXPECT_GE(AllCases().size(), 86u) << "cannot read " << kCaseDirectory << "cases.txt";
 }
 
 // ---- direct tests ------------------------------------------------------------------------
@@ -196,6 +198,33 @@ TEST(TransformKernelsApiTest, OneKernelPerShapeGivesFreshResults) {
   EXPECT_EQ(Values(RunOperator("transpose", small)), (std::vector<float>{1, 3, 2, 4}));
   EXPECT_EQ(Values(RunOperator("transpose", large)), (std::vector<float>{1, 4, 2, 5, 3, 6}));
   EXPECT_EQ(Values(RunOperator("transpose", small)), (std::vector<float>{1, 3, 2, 4}));
+}
+
+// arange's bounds as float32 scalars.
+std::vector<Ref<Tensor>> Bounds(float start, float stop, float step) {
+  return {FilledTensor({}, {start}), FilledTensor({}, {stop}), FilledTensor({}, {step})};
+}
+
+TEST(TransformKernelsApiTest, OneArangeKernelServesEveryLength) {
+  // arange's length comes from its bounds' values: the output dimension is
+  // symbolic, so a second length runs the kernel compiled for the first.
+  EXPECT_EQ(Values(RunOperator("arange", Bounds(0, 3, 1))), (std::vector<float>{0, 1, 2}));
+  const uint64_t compiles = llvm_backend::HostJit().statistics().compiles;
+  EXPECT_EQ(Values(RunOperator("arange", Bounds(1, 2.5f, 0.25f))),
+            (std::vector<float>{1, 1.25f, 1.5f, 1.75f, 2, 2.25f}));
+  EXPECT_EQ(llvm_backend::HostJit().statistics().compiles, compiles);
+}
+
+TEST(TransformKernelsErrorsTest, ArangeRejectsBadBounds) {
+  Error error = ExpectRunError("arange", Bounds(0, 1, 0));
+  EXPECT_NE(error.message().find("step must not be 0"), std::string::npos) << error.what();
+  // Bounds of another dtype than the dtype attribute.
+  error = ExpectRunError("arange", Bounds(0, 1, 1), {{"dtype", AttrValue::String("int32")}});
+  EXPECT_NE(error.message().find("must be a scalar of dtype int32"), std::string::npos)
+      << error.what();
+  // An infinite length.
+  error = ExpectRunError("arange", Bounds(0, std::numeric_limits<float>::infinity(), 1));
+  EXPECT_NE(error.message().find("no finite length"), std::string::npos) << error.what();
 }
 
 }  // namespace
