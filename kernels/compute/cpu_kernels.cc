@@ -8,6 +8,7 @@
 #include "kernels/compute/contraction_schedule.h"
 #include "kernels/compute/elementwise_compute.h"
 #include "kernels/compute/neural_network_compute.h"
+#include "kernels/compute/reduction_compute.h"
 #include "kernels/compute/transform_compute.h"
 #include "kernels/operator.h"
 #include "relay/devices.h"
@@ -101,7 +102,7 @@ kir::Kernel BuildCpuKernel(const std::string& name, const std::vector<Buffer>& i
 }
 
 Ref<Tensor> RunKernel(const kir::Kernel& kernel, std::span<const Ref<Tensor>> inputs,
-                      const Shape& output_shape) {
+                      const Shape& output_shape, std::span<const int64_t> dim_values) {
   RELAY_CHECK(kernel.output_count == 1, "RunKernel runs kernels with one output");
   if (inputs.size() != kernel.input_count()) {
     throw Error(ErrorKind::kUsage, "kernel " + kernel.name + " takes " +
@@ -131,8 +132,13 @@ Ref<Tensor> RunKernel(const kir::Kernel& kernel, std::span<const Ref<Tensor>> in
         Tensor::Empty(HostDevice(), {ConstantElementCount(buffer)}, buffer->dtype));
     pointers.push_back(workspaces.back()->host_data());
   }
+  if (dim_values.size() != kernel.dims.size()) {
+    throw Error(ErrorKind::kUsage,
+                "kernel " + kernel.name + " has " + std::to_string(kernel.dims.size()) +
+                    " symbolic dimensions, given " + std::to_string(dim_values.size()) + " values");
+  }
   llvm_backend::KernelEntry entry = llvm_backend::CompileKernel(kernel);
-  entry(pointers.data(), output_shape.data());
+  entry(pointers.data(), dim_values.data());
   launch_count.fetch_add(1, std::memory_order_relaxed);
   return result;
 }
@@ -184,42 +190,50 @@ std::vector<Ref<Tensor>> RunDefinition(const OperatorDefinition& definition,
   } catch (const OperatorTypeError& error) {
     throw Error(ErrorKind::kUsage, "operator " + definition.name + ": " + error.message);
   }
-  // Only broadcasting computes may leave sizes symbolic: reductions,
-  // windowed and data-movement operators index their inputs by extents that
-  // differ from the output's. An output sized by values (arange) is
-  // symbolic too, so one kernel serves every length.
-  const bool constant_shapes =
-      output_type.is_tuple || !(IsBroadcastCompute(definition.name) || needs_values);
+  // Which dimensions the kernel leaves symbolic, so that one compiled kernel
+  // serves many shapes (the JIT's cache compiles each distinct kernel once):
+  // - broadcasting computes, and outputs sized by values (arange): one
+  //   variable per output axis, which every input dimension other than 1
+  //   equals (so broadcasting needs no run-time test);
+  // - reductions: one variable per input dimension other than 0 and 1;
+  // - everything else (windows, data movement, tuple results) indexes its
+  //   inputs by extents its definition computes from constants: exact shapes.
+  enum class Symbolic { kNone, kOutputAxes, kInputDimensions };
+  const Symbolic symbolic = output_type.is_tuple ? Symbolic::kNone
+                            : IsBroadcastCompute(definition.name) || needs_values
+                                ? Symbolic::kOutputAxes
+                            : IsReductionCompute(definition.name) ? Symbolic::kInputDimensions
+                                                                  : Symbolic::kNone;
   // Tuple results (split, nn.batch_norm, nn.dropout) have compute
-  // definitions beside the table's, always specialised to constant shapes.
-  if (output_type.is_tuple ? !constant_shapes : !definition.compute) {
+  // definitions beside the table's.
+  if (!output_type.is_tuple && !definition.compute) {
     throw Error(ErrorKind::kUsage, "operator " + definition.name + " has no CPU kernel yet");
   }
 
   const Shape& output_shape = output_type.shape;
   std::vector<Var> dims;
-  if (!constant_shapes) {
-    // One symbolic variable per output axis. An input dimension of 1 is a
-    // constant (so broadcasting needs no run-time test) and any other equals
-    // the output's; sizes stay symbolic, so one kernel serves every shape
-    // with the same broadcast pattern.
-    for (size_t axis = 0; axis < output_shape.size(); ++axis)
+  std::vector<int64_t> dim_values;
+  if (symbolic == Symbolic::kOutputAxes) {
+    for (size_t axis = 0; axis < output_shape.size(); ++axis) {
       dims.push_back(Var(new VarNode("d" + std::to_string(axis))));
+      dim_values.push_back(output_shape[axis]);
+    }
   }
   std::vector<Buffer> buffers;
   std::vector<TensorExpr> tensor_inputs;
   for (size_t index = 0; index < tensors.size(); ++index) {
     const Shape& shape = tensors[index]->shape();
     std::vector<Expr> dimensions;
-    if (constant_shapes) {
-      // Data movement depends on every dimension: specialise the kernel to
-      // this shape (the JIT's cache compiles each distinct shape once).
-      for (int64_t dim : shape) dimensions.push_back(Int(dim));
-    } else {
-      RELAY_CHECK(shape.size() <= output_shape.size(), "broadcast input of higher rank");
-      size_t offset = output_shape.size() - shape.size();
-      for (size_t axis = 0; axis < shape.size(); ++axis) {
-        dimensions.push_back(shape[axis] == 1 ? Int(1) : Expr(dims[offset + axis]));
+    for (size_t axis = 0; axis < shape.size(); ++axis) {
+      if (symbolic == Symbolic::kOutputAxes && shape[axis] != 1) {
+        RELAY_CHECK(shape.size() <= output_shape.size(), "broadcast input of higher rank");
+        dimensions.push_back(dims[output_shape.size() - shape.size() + axis]);
+      } else if (symbolic == Symbolic::kInputDimensions && shape[axis] > 1) {
+        dims.push_back(Var(new VarNode("d" + std::to_string(dims.size()))));
+        dim_values.push_back(shape[axis]);
+        dimensions.push_back(dims.back());
+      } else {
+        dimensions.push_back(Int(shape[axis]));
       }
     }
     std::string buffer_name = tensors.size() == definition.input_names.size()
@@ -239,7 +253,9 @@ std::vector<Ref<Tensor>> RunDefinition(const OperatorDefinition& definition,
   } else {
     outputs = {definition.compute(tensor_inputs, normalized)};
     output_types = {output_type};
-    if (!constant_shapes) outputs[0].shape = std::vector<Expr>(dims.begin(), dims.end());
+    if (symbolic == Symbolic::kOutputAxes) {
+      outputs[0].shape = std::vector<Expr>(dims.begin(), dims.end());
+    }
   }
   RELAY_CHECK(outputs.size() == output_types.size(),
               "operator " + definition.name + ": compute and type relation disagree on arity");
@@ -251,10 +267,10 @@ std::vector<Ref<Tensor>> RunDefinition(const OperatorDefinition& definition,
     const ValueType& type = output_types[field];
     RELAY_CHECK(output.ndim() == type.shape.size() && output.dtype == type.dtype,
                 "operator " + definition.name + ": compute and type relation disagree");
-    const kir::Kernel kernel = constant_shapes
+    const kir::Kernel kernel = symbolic == Symbolic::kNone
                                    ? BuildCpuKernel(definition.name, buffers, output)
                                    : BuildInjectiveKernel(definition.name, buffers, dims, output);
-    Ref<Tensor> result = RunKernel(kernel, tensors, type.shape);
+    Ref<Tensor> result = RunKernel(kernel, tensors, type.shape, dim_values);
     results.push_back(std::move(result));
   }
   return results;

@@ -32,23 +32,24 @@ kir::Kernel BuildCpuKernel(const std::string& name, const std::vector<kir::Buffe
                            const TensorExpr& output);
 
 // Compiles `kernel` (through the JIT's caches) and runs it on host tensors
-// `inputs` (one per input parameter, of its dtype and shape; shapes are not
-// checked against symbolic dimensions, which take the values of
-// `output_shape`, the caller's to get right). Allocates the result of
-// `output_shape` and the kernel's workspaces from the host device's pool.
-// Throws kUsage for inputs of the wrong number, dtype or device.
+// `inputs` (one per input parameter, of its dtype and shape) with
+// `dim_values` for its symbolic dimensions, in the order of kernel.dims.
+// Shapes are not checked against those values: getting them right is the
+// caller's job. Allocates the result of `output_shape` and the kernel's
+// workspaces from the host device's pool. Throws kUsage for inputs of the
+// wrong number, dtype or device, or the wrong number of dimension values.
 Ref<Tensor> RunKernel(const kir::Kernel& kernel, std::span<const Ref<Tensor>> inputs,
-                      const Shape& output_shape);
+                      const Shape& output_shape, std::span<const int64_t> dim_values = {});
 
 // Runs the operator `name` (an elementwise, broadcast or injective operator
 // of the table) on host tensors and returns its result, a new host tensor.
 // The kernel is specialised to the inputs' dtypes and ranks; for elementwise
-// and broadcast operators dimension sizes are passed at run time, so one
-// compiled kernel serves every shape of the same rank, while data-movement
-// operators (kernels/compute/transform_compute.h) compile one kernel per
-// distinct input shape. Throws kUsage for an unknown operator, kType-like
-// kUsage errors from the operator's type relation for bad inputs, and kUsage
-// for an operator without a compute definition yet or with a tuple result.
+// and broadcast operators, reductions and arange, dimension sizes are passed
+// at run time, so one compiled kernel serves every shape of the same rank
+// (and pattern of sizes 0 and 1), while data-movement, windowed and
+// neural-network operators compile one kernel per distinct input shape. Throws kUsage for an
+// unknown operator, kType-like kUsage errors from the operator's type relation for bad inputs, and
+// kUsage for an operator without a compute definition yet or with a tuple result.
 Ref<Tensor> RunOperator(std::string_view name, std::span<const Ref<Tensor>> inputs,
                         const Attrs& attrs = {});
 

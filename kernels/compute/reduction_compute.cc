@@ -25,6 +25,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "kernels/compute/reduction_compute.h"
 #include "kernels/operator_table.h"
 #include "kernels/operators/relation_helpers.h"
 
@@ -285,6 +286,11 @@ std::unordered_map<std::string, ComputeFunction> ReductionComputes() {
 }
 
 }  // namespace
+
+bool IsReductionCompute(std::string_view operator_name) {
+  static const std::unordered_map<std::string, ComputeFunction> computes = ReductionComputes();
+  return computes.contains(std::string(operator_name));
+}
 
 void AttachReductionComputes(OperatorTableBuilder& table) {
   table.AttachComputes(ReductionComputes());

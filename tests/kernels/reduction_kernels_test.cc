@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/attributes.h"
+#include "kernels/codegen/llvm/llvm_jit.h"
 #include "kernels/codegen/llvm/lower_kernel.h"
 #include "kernels/compute/cpu_kernels.h"
 #include "kernels/operator.h"
@@ -132,6 +133,23 @@ TEST(ReductionKernelsTest, ComputeIsOneReduceNodePerOutputElement) {
   // Accumulated in float64, rounded once (see reduction_compute.cc).
   EXPECT_EQ(PrintExpr(output.at({i})),
             "float32(sum(v0 in 0..3; init 0float64; float64(b0[((v1 * 3) + v0)])))");
+}
+
+TEST(ReductionKernelsTest, OneKernelServesEveryShapeOfARank) {
+  // Reductions keep their input dimensions symbolic: after the first shape,
+  // other shapes of the same rank compile nothing and still reduce right.
+  auto row_sums = [](int64_t rows, int64_t columns) {
+    Ref<Tensor> data = Tensor::Empty(HostDevice(), {rows, columns}, DType::kFloat32);
+    for (int64_t index = 0; index < rows * columns; ++index) data->data<float>()[index] = 1.0f;
+    std::vector<Ref<Tensor>> inputs{data};
+    return RunOperator("sum", inputs, {{"axis", AttrValue::IntList({1})}});
+  };
+  row_sums(3, 5);
+  const uint64_t compiles = llvm_backend::HostJit().statistics().compiles;
+  Ref<Tensor> sums = row_sums(4, 7);
+  EXPECT_EQ(llvm_backend::HostJit().statistics().compiles, compiles);
+  ASSERT_EQ(sums->shape(), (Shape{4}));
+  for (int64_t row = 0; row < 4; ++row) EXPECT_EQ(sums->data<float>()[row], 7.0f);
 }
 
 }  // namespace
