@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "devices/cpu/thread_pool.h"
+#include "kernels/codegen/llvm/vector_math.h"
 #include "kernels/kir/rewrite.h"
 
 namespace relay::kernels::llvm_backend {
@@ -379,7 +380,7 @@ class Lowering {
   }
 
   // Applies a scalar lowering lane by lane (for operations without a vector
-  // form here: libm calls, integer powers).
+  // form here: integer powers).
   llvm::Value* PerLane(
       const std::vector<llvm::Value*>& operands, const SimdState& simd,
       const std::function<llvm::Value*(const std::vector<llvm::Value*>&)>& scalar) {
@@ -514,11 +515,6 @@ class Lowering {
       case NodeKind::kUnary: {
         const auto* unary = As<UnaryNode>(expr);
         llvm::Value* a = LowerLanes(unary->a, state, simd);
-        if (unary->op == UnaryOp::kTanh || unary->op == UnaryOp::kErf) {
-          return PerLane({a}, simd, [&](const std::vector<llvm::Value*>& lane) {
-            return LowerUnary(unary->op, unary->a->dtype, lane[0]);
-          });
-        }
         return LowerUnary(unary->op, unary->a->dtype, a);
       }
       case NodeKind::kSelect: {
@@ -753,20 +749,15 @@ class Lowering {
     return builder_.CreateIntrinsic(id, {type}, args);
   }
 
-  // A libm function of float or double (half is computed in float).
-  llvm::Value* LibmCall(const char* float_name, const char* double_name, llvm::Value* value) {
+  // A function of the vector math library (vector_math.h) on a float or
+  // double scalar or vector; half is computed in float. Straight-line IR,
+  // so it vectorises with the loop around it, unlike a libm call per lane.
+  llvm::Value* Transcendental(llvm::Value* (*emit)(llvm::IRBuilderBase&, llvm::Value*),
+                              llvm::Value* value) {
     llvm::Type* type = value->getType();
-    bool is_half = type->isHalfTy();
-    if (is_half) value = builder_.CreateFPExt(value, builder_.getFloatTy());
-    bool is_double = value->getType()->isDoubleTy();
-    llvm::FunctionCallee callee = module_->getOrInsertFunction(is_double ? double_name : float_name,
-                                                               value->getType(), value->getType());
-    if (auto* function = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
-      function->setDoesNotThrow();
-      function->setDoesNotAccessMemory();
-    }
-    llvm::Value* result = builder_.CreateCall(callee, {value});
-    return is_half ? builder_.CreateFPTrunc(result, type) : result;
+    if (!type->getScalarType()->isHalfTy()) return emit(builder_, value);
+    llvm::Value* wide = builder_.CreateFPExt(value, LanesOf(builder_.getFloatTy(), value));
+    return builder_.CreateFPTrunc(emit(builder_, wide), type);
   }
 
   llvm::Value* LowerUnary(UnaryOp op, DType dtype, llvm::Value* value) {
@@ -780,15 +771,15 @@ class Lowering {
         if (!IsSignedInteger(dtype)) return value;
         return Intrinsic(llvm::Intrinsic::abs, type, {value, builder_.getFalse()});
       case UnaryOp::kExp:
-        return Intrinsic(llvm::Intrinsic::exp, type, {value});
+        return Transcendental(EmitExp, value);
       case UnaryOp::kLog:
-        return Intrinsic(llvm::Intrinsic::log, type, {value});
+        return Transcendental(EmitLog, value);
       case UnaryOp::kSqrt:
         return Intrinsic(llvm::Intrinsic::sqrt, type, {value});
       case UnaryOp::kTanh:
-        return LibmCall("tanhf", "tanh", value);
+        return Transcendental(EmitTanh, value);
       case UnaryOp::kErf:
-        return LibmCall("erff", "erf", value);
+        return Transcendental(EmitErf, value);
       case UnaryOp::kFloor:
         return is_float ? Intrinsic(llvm::Intrinsic::floor, type, {value}) : value;
       case UnaryOp::kCeil:
