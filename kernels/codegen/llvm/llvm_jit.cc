@@ -650,8 +650,32 @@ int64_t HostVectorBytes() {
   return bytes;
 }
 
+std::string FormatStatistics(const LlvmJitStatistics& statistics) {
+  return "relay-vm: kernels: " + std::to_string(statistics.compiles) + " compiled, " +
+         std::to_string(statistics.disk_hits) + " from the disk cache, " +
+         std::to_string(statistics.memory_hits) + " from memory, " +
+         std::to_string(statistics.disk_writes) + " written to the disk cache, " +
+         std::to_string(statistics.disk_rejects) + " cache entries rejected";
+}
+
+namespace {
+
+void PrintHostJitStatistics() {
+  std::string line = FormatStatistics(HostJit().statistics()) + "\n";
+  std::fputs(line.c_str(), stderr);
+}
+
+}  // namespace
+
 LlvmJit& HostJit() {
-  static LlvmJit* const host_jit = new LlvmJit(DefaultKernelCacheDirectory());
+  static LlvmJit* const host_jit = [] {
+    auto* jit = new LlvmJit(DefaultKernelCacheDirectory());
+    const char* wanted = std::getenv("RELAY_KERNEL_STATS");
+    if (wanted != nullptr && *wanted != '\0' && std::string_view(wanted) != "0") {
+      std::atexit(PrintHostJitStatistics);
+    }
+    return jit;
+  }();
   return *host_jit;
 }
 
