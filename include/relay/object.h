@@ -24,6 +24,11 @@ enum class ObjectKind : uint8_t {
   kStorage,
   kTensor,
   kKernelIR,  // a node of the kernel IR (kernels/kir), which has kinds of its own
+  // Values of Relay programs besides tensors (relay/value.h).
+  kTuple,
+  kConstructed,  // a value of an algebraic data type: constructor tag and fields
+  kClosure,      // a bytecode function with its captured values
+  kReference,    // Relay's ref(T): a mutable cell
 };
 
 class Object {
