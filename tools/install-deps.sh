@@ -14,6 +14,9 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libxrt-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev
+  # ONNX's node test cases, a second oracle for the CPU kernels
+  # (tests/kernels/onnx_node_test.cc)
+  libonnx-testdata
   # fixture generation and peer benchmarks (NumPy's matmul runs on OpenBLAS
   # once libopenblas-dev is installed; without it Debian's NumPy uses the slow
   # reference BLAS)
