@@ -101,15 +101,15 @@ kir::Kernel BuildCpuKernel(const std::string& name, const std::vector<Buffer>& i
   return BuildInjectiveKernel(name, inputs, {}, output);
 }
 
-Ref<Tensor> RunKernel(const kir::Kernel& kernel, std::span<const Ref<Tensor>> inputs,
-                      const Shape& output_shape, std::span<const int64_t> dim_values) {
-  RELAY_CHECK(kernel.output_count == 1, "RunKernel runs kernels with one output");
+namespace {
+
+// Checks `inputs` against the kernel's input parameters.
+void CheckKernelInputs(const kir::Kernel& kernel, std::span<const Ref<Tensor>> inputs) {
   if (inputs.size() != kernel.input_count()) {
     throw Error(ErrorKind::kUsage, "kernel " + kernel.name + " takes " +
                                        std::to_string(kernel.input_count()) + " inputs, got " +
                                        std::to_string(inputs.size()));
   }
-  std::vector<void*> pointers;
   for (size_t index = 0; index < inputs.size(); ++index) {
     const Ref<Tensor>& input = inputs[index];
     if (!input || input->device_id().kind != DeviceKind::kCPU ||
@@ -118,29 +118,63 @@ Ref<Tensor> RunKernel(const kir::Kernel& kernel, std::span<const Ref<Tensor>> in
                                          " must be a host tensor of dtype " +
                                          std::string(DTypeName(kernel.params[index]->dtype)));
     }
-    pointers.push_back(input->host_data());
   }
-  const Buffer& out = kernel.params[inputs.size()];
-  Ref<Tensor> result = Tensor::Empty(HostDevice(), output_shape, out->dtype);
-  pointers.push_back(result->host_data());
-  // Workspaces come from the pool, like the result; they live for the call.
-  std::vector<Ref<Tensor>> workspaces;
-  for (size_t index = kernel.params.size() - kernel.workspace_count; index < kernel.params.size();
-       ++index) {
-    const Buffer& buffer = kernel.params[index];
-    workspaces.push_back(
-        Tensor::Empty(HostDevice(), {ConstantElementCount(buffer)}, buffer->dtype));
-    pointers.push_back(workspaces.back()->host_data());
-  }
+}
+
+// Compiles `kernel` and records what launching it needs.
+PreparedKernel PrepareKernel(const kir::Kernel& kernel, const Shape& output_shape,
+                             std::span<const int64_t> dim_values) {
+  RELAY_CHECK(kernel.output_count == 1, "a prepared kernel has one output");
   if (dim_values.size() != kernel.dims.size()) {
     throw Error(ErrorKind::kUsage,
                 "kernel " + kernel.name + " has " + std::to_string(kernel.dims.size()) +
                     " symbolic dimensions, given " + std::to_string(dim_values.size()) + " values");
   }
-  llvm_backend::KernelEntry entry = llvm_backend::CompileKernel(kernel);
-  entry(pointers.data(), dim_values.data());
+  PreparedKernel prepared;
+  prepared.entry = llvm_backend::CompileKernel(kernel);
+  prepared.output_shape = output_shape;
+  prepared.output_dtype = kernel.params[kernel.input_count()]->dtype;
+  prepared.dim_values.assign(dim_values.begin(), dim_values.end());
+  for (size_t index = kernel.params.size() - kernel.workspace_count; index < kernel.params.size();
+       ++index) {
+    prepared.workspaces.push_back(
+        {ConstantElementCount(kernel.params[index]), kernel.params[index]->dtype});
+  }
+  return prepared;
+}
+
+}  // namespace
+
+Ref<Tensor> PreparedKernel::Launch(std::span<const Ref<Tensor>> inputs) const {
+  // Small calls (the VM's scalar arithmetic) allocate nothing but the result.
+  constexpr size_t kInlinePointers = 16;
+  void* inline_pointers[kInlinePointers];
+  std::vector<void*> heap_pointers;
+  const size_t count = inputs.size() + 1 + workspaces.size();
+  void** pointers = inline_pointers;
+  if (count > kInlinePointers) {
+    heap_pointers.resize(count);
+    pointers = heap_pointers.data();
+  }
+  size_t next = 0;
+  for (const Ref<Tensor>& input : inputs) pointers[next++] = input->host_data();
+  Ref<Tensor> result = Tensor::Empty(HostDevice(), output_shape, output_dtype);
+  pointers[next++] = result->host_data();
+  // Workspaces come from the pool, like the result; they live for the call.
+  std::vector<Ref<Tensor>> scratch;
+  for (const auto& [element_count, dtype] : workspaces) {
+    scratch.push_back(Tensor::Empty(HostDevice(), {element_count}, dtype));
+    pointers[next++] = scratch.back()->host_data();
+  }
+  entry(pointers, dim_values.data());
   launch_count.fetch_add(1, std::memory_order_relaxed);
   return result;
+}
+
+Ref<Tensor> RunKernel(const kir::Kernel& kernel, std::span<const Ref<Tensor>> inputs,
+                      const Shape& output_shape, std::span<const int64_t> dim_values) {
+  CheckKernelInputs(kernel, inputs);
+  return PrepareKernel(kernel, output_shape, dim_values).Launch(inputs);
 }
 
 namespace {
@@ -157,14 +191,14 @@ const OperatorDefinition& FindDefinition(std::string_view name, size_t input_cou
   return *definition;
 }
 
-// Runs `definition` on `tensors`, the flat list of its input tensors (a
-// tuple input contributes its fields in order), typed for the relation as
-// `input_types` (one per operator input).
-// Returns the result's tensors: one, or a tuple result's fields.
-std::vector<Ref<Tensor>> RunDefinition(const OperatorDefinition& definition,
-                                       std::span<const Ref<Tensor>> tensors,
-                                       const std::vector<ValueType>& input_types,
-                                       const Attrs& attrs) {
+// Prepares `definition` for `tensors`, the flat list of its input tensors
+// (a tuple input contributes its fields in order), typed for the relation
+// as `input_types` (one per operator input): one kernel per result tensor
+// (one, or a tuple result's fields).
+std::shared_ptr<const PreparedOperator> PrepareDefinition(const OperatorDefinition& definition,
+                                                          std::span<const Ref<Tensor>> tensors,
+                                                          const std::vector<ValueType>& input_types,
+                                                          const Attrs& attrs) {
   for (const Ref<Tensor>& input : tensors) {
     if (!input || input->device_id().kind != DeviceKind::kCPU) {
       throw Error(ErrorKind::kUsage, "operator " + definition.name + " runs on host tensors only");
@@ -261,7 +295,10 @@ std::vector<Ref<Tensor>> RunDefinition(const OperatorDefinition& definition,
               "operator " + definition.name + ": compute and type relation disagree on arity");
 
   // One kernel per result tensor: a tuple's fields are independent loops.
-  std::vector<Ref<Tensor>> results;
+  auto prepared = std::make_shared<PreparedOperator>();
+  prepared->name = definition.name;
+  prepared->depends_on_values = needs_values;
+  prepared->tuple_result = output_type.is_tuple;
   for (size_t field = 0; field < outputs.size(); ++field) {
     const TensorExpr& output = outputs[field];
     const ValueType& type = output_types[field];
@@ -270,15 +307,14 @@ std::vector<Ref<Tensor>> RunDefinition(const OperatorDefinition& definition,
     const kir::Kernel kernel = symbolic == Symbolic::kNone
                                    ? BuildCpuKernel(definition.name, buffers, output)
                                    : BuildInjectiveKernel(definition.name, buffers, dims, output);
-    Ref<Tensor> result = RunKernel(kernel, tensors, type.shape, dim_values);
-    results.push_back(std::move(result));
+    prepared->kernels.push_back(PrepareKernel(kernel, type.shape, dim_values));
   }
-  return results;
+  return prepared;
 }
 
-Ref<Tensor> SingleResult(const OperatorDefinition& definition, std::vector<Ref<Tensor>> results) {
-  if (results.size() != 1) {
-    throw Error(ErrorKind::kUsage, "operator " + definition.name +
+Ref<Tensor> SingleResult(const PreparedOperator& prepared, std::vector<Ref<Tensor>> results) {
+  if (prepared.tuple_result) {
+    throw Error(ErrorKind::kUsage, "operator " + prepared.name +
                                        " returns a tuple: run it with RunOperatorWithTupleResult");
   }
   return results[0];
@@ -286,33 +322,42 @@ Ref<Tensor> SingleResult(const OperatorDefinition& definition, std::vector<Ref<T
 
 }  // namespace
 
+std::vector<Ref<Tensor>> PreparedOperator::Run(std::span<const Ref<Tensor>> tensors) const {
+  std::vector<Ref<Tensor>> results;
+  results.reserve(kernels.size());
+  for (const PreparedKernel& kernel : kernels) results.push_back(kernel.Launch(tensors));
+  return results;
+}
+
+std::shared_ptr<const PreparedOperator> PrepareOperator(std::string_view name,
+                                                        std::span<const Ref<Tensor>> tensors,
+                                                        const Attrs& attrs, InputForm form) {
+  const OperatorDefinition& definition =
+      FindDefinition(name, form == InputForm::kTuple ? 1 : tensors.size());
+  for (const Ref<Tensor>& tensor : tensors) {
+    if (!tensor) throw Error(ErrorKind::kUsage, "operator " + definition.name + ": null input");
+  }
+  std::vector<ValueType> types = ValueTypesOf(tensors);
+  if (form == InputForm::kTuple) types = {ValueType::Tuple(std::move(types))};
+  return PrepareDefinition(definition, tensors, types, attrs);
+}
+
 Ref<Tensor> RunOperator(std::string_view name, std::span<const Ref<Tensor>> inputs,
                         const Attrs& attrs) {
-  const OperatorDefinition& definition = FindDefinition(name, inputs.size());
-  for (const Ref<Tensor>& input : inputs) {
-    if (!input) throw Error(ErrorKind::kUsage, "operator " + definition.name + ": null input");
-  }
-  return SingleResult(definition, RunDefinition(definition, inputs, ValueTypesOf(inputs), attrs));
+  auto prepared = PrepareOperator(name, inputs, attrs, InputForm::kTensors);
+  return SingleResult(*prepared, prepared->Run(inputs));
 }
 
 std::vector<Ref<Tensor>> RunOperatorWithTupleResult(std::string_view name,
                                                     std::span<const Ref<Tensor>> inputs,
                                                     const Attrs& attrs) {
-  const OperatorDefinition& definition = FindDefinition(name, inputs.size());
-  for (const Ref<Tensor>& input : inputs) {
-    if (!input) throw Error(ErrorKind::kUsage, "operator " + definition.name + ": null input");
-  }
-  return RunDefinition(definition, inputs, ValueTypesOf(inputs), attrs);
+  return PrepareOperator(name, inputs, attrs, InputForm::kTensors)->Run(inputs);
 }
 
 Ref<Tensor> RunOperatorOnTuple(std::string_view name, std::span<const Ref<Tensor>> fields,
                                const Attrs& attrs) {
-  const OperatorDefinition& definition = FindDefinition(name, 1);
-  for (const Ref<Tensor>& field : fields) {
-    if (!field) throw Error(ErrorKind::kUsage, "operator " + definition.name + ": null input");
-  }
-  return SingleResult(definition, RunDefinition(definition, fields,
-                                                {ValueType::Tuple(ValueTypesOf(fields))}, attrs));
+  auto prepared = PrepareOperator(name, fields, attrs, InputForm::kTuple);
+  return SingleResult(*prepared, prepared->Run(fields));
 }
 
 uint64_t KernelLaunchCount() {

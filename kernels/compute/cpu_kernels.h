@@ -8,11 +8,13 @@
 // of the C++ API drive kernels.
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "kernels/codegen/llvm/lower_kernel.h"
 #include "kernels/compute/tensor_expr.h"
 #include "relay/tensor.h"
 
@@ -40,6 +42,46 @@ kir::Kernel BuildCpuKernel(const std::string& name, const std::vector<kir::Buffe
 // wrong number, dtype or device, or the wrong number of dimension values.
 Ref<Tensor> RunKernel(const kir::Kernel& kernel, std::span<const Ref<Tensor>> inputs,
                       const Shape& output_shape, std::span<const int64_t> dim_values = {});
+
+// A kernel compiled for inputs of known shapes and dtypes, with what
+// launching it needs: its entry, its result's shape and dtype, the values of
+// its symbolic dimensions and the sizes of its workspaces.
+struct PreparedKernel {
+  llvm_backend::KernelEntry entry = nullptr;
+  Shape output_shape;
+  DType output_dtype = DType::kFloat32;
+  std::vector<int64_t> dim_values;
+  std::vector<std::pair<int64_t, DType>> workspaces;  // element count, dtype
+
+  // Runs on `inputs` (of the shapes and dtypes it was prepared for: not
+  // checked) into a new host tensor.
+  Ref<Tensor> Launch(std::span<const Ref<Tensor>> inputs) const;
+};
+
+// An operator call prepared for inputs of given shapes and dtypes (and
+// attributes): type relation run, kernels built and compiled. Running it
+// again on inputs of the same shapes and dtypes skips all of that, which is
+// how the VM makes repeated calls cheap. An operator shaped by its inputs'
+// values (arange) must be prepared again for other values.
+struct PreparedOperator {
+  std::string name;
+  std::vector<PreparedKernel> kernels;  // one per result tensor
+  bool tuple_result = false;
+  bool depends_on_values = false;
+
+  // The result tensors: one, or a tuple result's fields.
+  std::vector<Ref<Tensor>> Run(std::span<const Ref<Tensor>> tensors) const;
+};
+
+// How an operator's inputs arrive: one tensor per input, or (concatenate,
+// stack) one tuple input given as its fields.
+enum class InputForm { kTensors, kTuple };
+
+// Prepares operator `name` for `tensors` (host tensors; for kTuple, the
+// tuple's fields). Errors as RunOperator.
+std::shared_ptr<const PreparedOperator> PrepareOperator(std::string_view name,
+                                                        std::span<const Ref<Tensor>> tensors,
+                                                        const Attrs& attrs, InputForm form);
 
 // Runs the operator `name` (an elementwise, broadcast or injective operator
 // of the table) on host tensors and returns its result, a new host tensor.
