@@ -24,15 +24,15 @@ struct Subcommand {
 constexpr Subcommand kSubcommands[] = {
     {"compile", "compile IN.relay -o OUT.rbc [--params P.npz]",
      "compile Relay source to a verified bytecode executable", nullptr,
-     "the bytecode compiler (issue 5)"},
-    {"run", "run IN.relay|IN.rbc [--input NAME=FILE.npy]... [--output OUT.npy]",
-     "run a program on NumPy inputs and print or save its result", nullptr,
-     "the VM interpreter (issue 5)"},
+     "the .rbc executable format (issue 5)"},
+    {"run",
+     "run IN.relay [--entry NAME] [--input NAME=FILE.npy | NAME=SCALAR]... [--params P.npz]\n"
+     "           [--output OUT.npy|OUT.npz] [--repeat N] [--random-inputs]",
+     "run a program on NumPy inputs and print or save its result", RunRunCommand, ""},
     {"check", "check FILE.relay", "type-check a Relay program and print each global's type",
      RunCheckCommand, ""},
     {"fmt", "fmt FILE.relay", "print a Relay program in canonical text form", RunFmtCommand, ""},
-    {"disasm", "disasm IN.rbc|IN.relay", "print the bytecode of each function", nullptr,
-     "the bytecode compiler (issue 5)"},
+    {"disasm", "disasm IN.relay", "print the bytecode of each function", RunDisasmCommand, ""},
 };
 
 void PrintHelp(std::ostream& out) {

@@ -12,5 +12,9 @@ int RunCheckCommand(std::span<const std::string_view> arguments, std::ostream& o
                     std::ostream& err);
 int RunFmtCommand(std::span<const std::string_view> arguments, std::ostream& out,
                   std::ostream& err);
+int RunRunCommand(std::span<const std::string_view> arguments, std::ostream& out,
+                  std::ostream& err);
+int RunDisasmCommand(std::span<const std::string_view> arguments, std::ostream& out,
+                     std::ostream& err);
 
 }  // namespace relay::tools

@@ -1,0 +1,579 @@
+#include "compiler/codegen/bytecode_compiler.h"
+
+#include <algorithm>
+#include <deque>
+#include <initializer_list>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "compiler/ir/expr_functor.h"
+#include "kernels/operator.h"
+#include "relay/error.h"
+
+namespace relay::codegen {
+
+namespace {
+
+using namespace relay::ir;
+
+// The variables `function` uses but does not bind, in order of first use.
+class FreeVariables {
+ public:
+  static std::vector<const VarNode*> Of(const FunctionNode& function) {
+    FreeVariables collector;
+    for (const Var& param : function.params) collector.Bind(param.get());
+    collector.Visit(function.body);
+    return collector.order_;
+  }
+
+ private:
+  void Bind(const VarNode* var) { ++bound_[var]; }
+  void Unbind(const VarNode* var) { --bound_[var]; }
+
+  void BindPattern(const Pattern& pattern, std::vector<const VarNode*>& bound) {
+    if (const auto* var = As<PatternVarNode>(pattern)) {
+      Bind(var->var.get());
+      bound.push_back(var->var.get());
+    } else if (const auto* constructor = As<PatternConstructorNode>(pattern)) {
+      for (const Pattern& inner : constructor->patterns) BindPattern(inner, bound);
+    } else if (const auto* tuple = As<PatternTupleNode>(pattern)) {
+      for (const Pattern& inner : tuple->patterns) BindPattern(inner, bound);
+    }
+  }
+
+  void Visit(const Expr& root) {
+    Expr expr = root;
+    std::vector<const VarNode*> let_bound;
+    // A let chain is walked in a loop: it may be very long.
+    while (const auto* let = As<LetNode>(expr)) {
+      // A let-bound function may call itself: its variable is in scope.
+      const bool recursive = As<FunctionNode>(let->value) != nullptr;
+      if (recursive) Bind(let->var.get());
+      Visit(let->value);
+      if (!recursive) Bind(let->var.get());
+      let_bound.push_back(let->var.get());
+      expr = let->body;
+    }
+    VisitOne(expr);
+    for (const VarNode* var : let_bound) Unbind(var);
+  }
+
+  void VisitOne(const Expr& expr) {
+    if (const auto* var = As<VarNode>(expr)) {
+      if (bound_[var] == 0 && seen_.insert(var).second) order_.push_back(var);
+      return;
+    }
+    if (const auto* function = As<FunctionNode>(expr)) {
+      for (const Var& param : function->params) Bind(param.get());
+      Visit(function->body);
+      for (const Var& param : function->params) Unbind(param.get());
+      return;
+    }
+    if (const auto* match = As<MatchNode>(expr)) {
+      Visit(match->data);
+      for (const Clause& clause : match->clauses) {
+        std::vector<const VarNode*> bound;
+        BindPattern(clause.pattern, bound);
+        Visit(clause.body);
+        for (const VarNode* var : bound) Unbind(var);
+      }
+      return;
+    }
+    for (const Expr& child : ExprChildren(expr)) Visit(child);
+  }
+
+  std::unordered_map<const VarNode*, int> bound_;
+  std::unordered_set<const VarNode*> seen_;
+  std::vector<const VarNode*> order_;
+};
+
+vm::SourceLocation LocationOf(const Node& node) {
+  return {node.span().line, node.span().column};
+}
+
+bool IsTupleType(const Type& type) {
+  return type && type->kind() == NodeKind::kTupleType;
+}
+
+class ModuleCompiler;
+
+// A function waiting to be compiled: a global, or a lifted nested function
+// with the variables it captures.
+struct PendingFunction {
+  int32_t index;
+  const FunctionNode* function;
+  const Module* scope;  // where its global names resolve first
+  std::vector<const VarNode*> captured;
+  const VarNode* self = nullptr;  // a let-bound function's own variable
+};
+
+class FunctionCompiler {
+ public:
+  FunctionCompiler(ModuleCompiler& module, const PendingFunction& pending, vm::Function& out)
+      : module_(module), pending_(pending), out_(out) {}
+
+  void Compile();
+
+ private:
+  int32_t NewRegister() { return static_cast<int32_t>(out_.register_count++); }
+
+  size_t Emit(vm::Opcode opcode, std::initializer_list<int32_t> operands,
+              const std::vector<int32_t>& list, const Node& origin) {
+    vm::Instruction instruction;
+    instruction.opcode = opcode;
+    size_t position = 0;
+    for (int32_t operand : operands) instruction.operands[position++] = operand;
+    instruction.list_begin = static_cast<uint32_t>(out_.lists.size());
+    instruction.list_size = static_cast<uint32_t>(list.size());
+    out_.lists.insert(out_.lists.end(), list.begin(), list.end());
+    instruction.location = LocationOf(origin);
+    out_.code.push_back(instruction);
+    return out_.code.size() - 1;
+  }
+  size_t Emit(vm::Opcode opcode, std::initializer_list<int32_t> operands, const Node& origin) {
+    return Emit(opcode, operands, {}, origin);
+  }
+  // Points the jump target operand `operand` of instruction `at` here.
+  void PatchHere(size_t at, size_t operand) {
+    out_.code[at].operands[operand] = static_cast<int32_t>(out_.code.size());
+  }
+
+  int32_t Value(const Expr& expr) {
+    if (std::optional<int32_t> reused = Reuse(expr.get())) return *reused;
+    int32_t result = CompileExpr(expr, false);
+    computed_[expr.get()] = {result, blocks_.back()};
+    return result;
+  }
+  // Compiles a branch (of an if or a match) as a block of its own.
+  int32_t BranchValue(const Expr& expr) {
+    EnterBlock();
+    int32_t result = Value(expr);
+    LeaveBlock();
+    return result;
+  }
+  void BranchTail(const Expr& expr) {
+    EnterBlock();
+    Tail(expr);
+    LeaveBlock();
+  }
+  // Compiles `expr` in tail position: it ends by returning or tail-calling.
+  void Tail(const Expr& expr) {
+    int32_t result = CompileExpr(expr, true);
+    if (result >= 0) Emit(vm::Opcode::kRet, {result}, *expr);
+  }
+
+  // The register holding `expr`'s value; with `tail`, may instead emit the
+  // function's exit itself and return -1.
+  int32_t CompileExpr(const Expr& root, bool tail);
+  int32_t CompileCall(const CallNode& call, bool tail);
+  int32_t CompileMatch(const MatchNode& match, bool tail);
+  int32_t CompileIf(const IfNode& branch, bool tail);
+  // Emits the tests of `pattern` against register `value`; failing tests
+  // jump to the instructions recorded in `failures` (patched later).
+  void CompilePattern(const Pattern& pattern, int32_t value, std::vector<size_t>& failures);
+  std::vector<int32_t> Values(const std::vector<Expr>& exprs) {
+    std::vector<int32_t> registers;
+    for (const Expr& expr : exprs) registers.push_back(Value(expr));
+    return registers;
+  }
+  int32_t Lift(const FunctionNode& function, const VarNode* self, const Node& origin);
+
+  // A shared expression (a graph binding used twice) is computed once: its
+  // register is reused where the block that computed it is still active
+  // (so the register is certainly written: an enclosing block dominates).
+  // Branches open blocks.
+  struct Computed {
+    int32_t reg;
+    int block;
+  };
+  std::optional<int32_t> Reuse(const ExprNode* expr) const {
+    auto found = computed_.find(expr);
+    if (found == computed_.end()) return std::nullopt;
+    if (std::find(blocks_.begin(), blocks_.end(), found->second.block) == blocks_.end()) {
+      return std::nullopt;
+    }
+    return found->second.reg;
+  }
+  void EnterBlock() { blocks_.push_back(++block_count_); }
+  void LeaveBlock() { blocks_.pop_back(); }
+
+  ModuleCompiler& module_;
+  const PendingFunction& pending_;
+  vm::Function& out_;
+  std::unordered_map<const VarNode*, int32_t> variables_;
+  std::unordered_map<const ExprNode*, Computed> computed_;
+  std::vector<int> blocks_{0};
+  int block_count_ = 0;
+};
+
+class ModuleCompiler {
+ public:
+  ModuleCompiler(const Module& module, const Module* prelude)
+      : module_(module), prelude_(prelude) {}
+
+  vm::Executable Run() {
+    // Constructors: the prelude's types, then the program's.
+    for (const Module* scope : Scopes()) {
+      for (const TypeDefinition& definition : scope->type_definitions()) {
+        for (const Constructor& constructor : definition.constructors) {
+          tags_[constructor.get()] = static_cast<int32_t>(executable_.constructors.size());
+          executable_.constructors.push_back(
+              {constructor->name, static_cast<uint32_t>(constructor->inputs.size())});
+        }
+      }
+    }
+    // Globals: the program's first (so @main is easy to find), then the
+    // prelude's. Each scope resolves its own names first.
+    for (const Module* scope : {&module_, prelude_}) {
+      if (scope == nullptr) continue;
+      for (const GlobalFunction& global : scope->functions()) {
+        int32_t index = AddFunction("@" + global.name->name, global.function->params.size(), 0,
+                                    scope->source_name());
+        globals_[scope][global.name->name] = index;
+        pending_.push_back({index, global.function.get(), scope, {}, nullptr});
+      }
+    }
+    while (!pending_.empty()) {
+      PendingFunction next = std::move(pending_.front());
+      pending_.pop_front();
+      // Compiled aside: lifting appends to the function table, which would
+      // move a function compiled in place.
+      vm::Function compiled = executable_.functions[next.index];
+      FunctionCompiler(*this, next, compiled).Compile();
+      executable_.functions[next.index] = std::move(compiled);
+    }
+    vm::Verify(executable_);
+    return std::move(executable_);
+  }
+
+  int32_t AddFunction(std::string name, size_t params, size_t captured, std::string source) {
+    vm::Function function;
+    function.name = std::move(name);
+    function.source = std::move(source);
+    function.param_count = static_cast<uint32_t>(params + captured);
+    function.captured_count = static_cast<uint32_t>(captured);
+    executable_.functions.push_back(std::move(function));
+    return static_cast<int32_t>(executable_.functions.size() - 1);
+  }
+
+  // Queues a nested function for compilation; returns its index.
+  int32_t Lift(const FunctionNode& function, const Module* scope, const std::string& outer_name,
+               std::vector<const VarNode*> captured, const VarNode* self) {
+    std::string name = outer_name + ".lambda" + std::to_string(++lambda_count_);
+    int32_t index =
+        AddFunction(name, function.params.size(), captured.size(), scope->source_name());
+    pending_.push_back({index, &function, scope, std::move(captured), self});
+    return index;
+  }
+
+  int32_t GlobalIndex(const Module* scope, const std::string& name) const {
+    for (const Module* candidate : {scope, &module_, prelude_}) {
+      if (candidate == nullptr) continue;
+      auto found = globals_.find(candidate);
+      if (found == globals_.end()) continue;
+      auto index = found->second.find(name);
+      if (index != found->second.end()) return index->second;
+    }
+    throw Error(ErrorKind::kCompile, "no definition of @" + name);
+  }
+
+  int32_t Tag(const ConstructorNode& constructor) const {
+    auto found = tags_.find(&constructor);
+    if (found == tags_.end()) {
+      throw Error(ErrorKind::kCompile, "constructor " + constructor.name + " of an unknown type");
+    }
+    return found->second;
+  }
+
+  // A function that builds `constructor`'s value from its arguments: what a
+  // constructor used as a value (passed to map) becomes.
+  int32_t ConstructorFunction(const ConstructorNode& constructor) {
+    const int32_t tag = Tag(constructor);
+    auto found = constructor_functions_.find(tag);
+    if (found != constructor_functions_.end()) return found->second;
+    const uint32_t arity = executable_.constructors[tag].arity;
+    int32_t index = AddFunction(constructor.name, arity, 0, "");
+    vm::Function& function = executable_.functions[index];
+    function.register_count = arity + 1;
+    vm::Instruction alloc;
+    alloc.opcode = vm::Opcode::kAllocAdt;
+    alloc.operands = {static_cast<int32_t>(arity), tag, 0};
+    alloc.list_size = arity;
+    for (uint32_t param = 0; param < arity; ++param) function.lists.push_back(int32_t(param));
+    vm::Instruction ret;
+    ret.opcode = vm::Opcode::kRet;
+    ret.operands = {static_cast<int32_t>(arity), 0, 0};
+    function.code = {alloc, ret};
+    constructor_functions_[tag] = index;
+    return index;
+  }
+
+  int32_t Constant(const Ref<Tensor>& value) {
+    auto [position, inserted] = constants_.emplace(value.get(), executable_.constants.size());
+    if (inserted) executable_.constants.push_back(value);
+    return static_cast<int32_t>(position->second);
+  }
+
+  int32_t Kernel(vm::KernelCall call) {
+    executable_.kernels.push_back(std::move(call));
+    return static_cast<int32_t>(executable_.kernels.size() - 1);
+  }
+
+  int32_t String(std::string text) {
+    executable_.strings.push_back(std::move(text));
+    return static_cast<int32_t>(executable_.strings.size() - 1);
+  }
+
+ private:
+  std::vector<const Module*> Scopes() const {
+    std::vector<const Module*> scopes;
+    if (prelude_ != nullptr) scopes.push_back(prelude_);
+    scopes.push_back(&module_);
+    return scopes;
+  }
+
+  const Module& module_;
+  const Module* prelude_;
+  vm::Executable executable_;
+  std::deque<PendingFunction> pending_;
+  std::unordered_map<const Module*, std::unordered_map<std::string, int32_t>> globals_;
+  std::unordered_map<const ConstructorNode*, int32_t> tags_;
+  std::unordered_map<int32_t, int32_t> constructor_functions_;
+  std::unordered_map<const Tensor*, size_t> constants_;
+  int lambda_count_ = 0;
+};
+
+void FunctionCompiler::Compile() {
+  const FunctionNode& function = *pending_.function;
+  out_.register_count = out_.param_count;
+  int32_t next = 0;
+  for (const VarNode* var : pending_.captured) variables_[var] = next++;
+  for (const Var& param : function.params) variables_[param.get()] = next++;
+  if (pending_.self != nullptr) {
+    int32_t self = NewRegister();
+    Emit(vm::Opcode::kLoadSelf, {self}, function);
+    variables_[pending_.self] = self;
+  }
+  Tail(function.body);
+}
+
+int32_t FunctionCompiler::Lift(const FunctionNode& function, const VarNode* self,
+                               const Node& origin) {
+  std::vector<const VarNode*> captured;
+  std::vector<int32_t> captured_registers;
+  for (const VarNode* var : FreeVariables::Of(function)) {
+    if (var == self) continue;
+    auto found = variables_.find(var);
+    RELAY_CHECK(found != variables_.end(), "free variable %" + var->name_hint + " not in scope");
+    captured.push_back(var);
+    captured_registers.push_back(found->second);
+  }
+  int32_t index = module_.Lift(function, pending_.scope, out_.name, std::move(captured), self);
+  int32_t result = NewRegister();
+  Emit(vm::Opcode::kAllocClosure, {result, index}, captured_registers, origin);
+  return result;
+}
+
+int32_t FunctionCompiler::CompileExpr(const Expr& root, bool tail) {
+  Expr expr = root;
+  // Let chains in a loop: they may be very long.
+  while (const auto* let = As<LetNode>(expr)) {
+    const auto* function = As<FunctionNode>(let->value);
+    if (function != nullptr) {
+      variables_[let->var.get()] = Lift(*function, let->var.get(), *let);
+    } else {
+      variables_[let->var.get()] = Value(let->value);
+    }
+    expr = let->body;
+  }
+  const Node& origin = *expr;
+  switch (expr->kind()) {
+    case NodeKind::kVar: {
+      auto found = variables_.find(As<VarNode>(expr));
+      RELAY_CHECK(found != variables_.end(),
+                  "variable %" + As<VarNode>(expr)->name_hint + " not in scope");
+      return found->second;
+    }
+    case NodeKind::kGlobalVar: {
+      int32_t result = NewRegister();
+      Emit(vm::Opcode::kAllocClosure,
+           {result, module_.GlobalIndex(pending_.scope, As<GlobalVarNode>(expr)->name)}, origin);
+      return result;
+    }
+    case NodeKind::kConstant: {
+      int32_t result = NewRegister();
+      Emit(vm::Opcode::kLoadConst, {result, module_.Constant(As<ConstantNode>(expr)->value)},
+           origin);
+      return result;
+    }
+    case NodeKind::kTuple: {
+      std::vector<int32_t> fields = Values(As<TupleNode>(expr)->fields);
+      int32_t result = NewRegister();
+      Emit(vm::Opcode::kAllocTuple, {result}, fields, origin);
+      return result;
+    }
+    case NodeKind::kTupleGetItem: {
+      const auto* item = As<TupleGetItemNode>(expr);
+      int32_t tuple = Value(item->tuple);
+      int32_t result = NewRegister();
+      Emit(vm::Opcode::kGetField, {result, tuple, item->index}, origin);
+      return result;
+    }
+    case NodeKind::kCall:
+      return CompileCall(*As<CallNode>(expr), tail);
+    case NodeKind::kFunction:
+      return Lift(*As<FunctionNode>(expr), nullptr, origin);
+    case NodeKind::kIf:
+      return CompileIf(*As<IfNode>(expr), tail);
+    case NodeKind::kMatch:
+      return CompileMatch(*As<MatchNode>(expr), tail);
+    case NodeKind::kConstructor: {
+      int32_t result = NewRegister();
+      Emit(vm::Opcode::kAllocClosure,
+           {result, module_.ConstructorFunction(*As<ConstructorNode>(expr))}, origin);
+      return result;
+    }
+    case NodeKind::kRefCreate: {
+      int32_t value = Value(As<RefCreateNode>(expr)->value);
+      int32_t result = NewRegister();
+      Emit(vm::Opcode::kAllocRef, {result, value}, origin);
+      return result;
+    }
+    case NodeKind::kRefRead: {
+      int32_t reference = Value(As<RefReadNode>(expr)->ref);
+      int32_t result = NewRegister();
+      Emit(vm::Opcode::kRefRead, {result, reference}, origin);
+      return result;
+    }
+    case NodeKind::kRefWrite: {
+      const auto* write = As<RefWriteNode>(expr);
+      int32_t reference = Value(write->ref);
+      int32_t value = Value(write->value);
+      Emit(vm::Opcode::kRefWrite, {reference, value}, origin);
+      int32_t unit = NewRegister();  // r := v is ()
+      Emit(vm::Opcode::kAllocTuple, {unit}, origin);
+      return unit;
+    }
+    case NodeKind::kOp:
+      throw Error(ErrorKind::kCompile,
+                  "operator " + As<OpNode>(expr)->name() + " used as a value: call it instead");
+    default:
+      RELAY_UNREACHABLE("an expression kind the bytecode compiler does not know");
+  }
+}
+
+int32_t FunctionCompiler::CompileCall(const CallNode& call, bool tail) {
+  const Expr& callee = call.callee;
+  if (const auto* op = As<OpNode>(callee)) {
+    vm::KernelCall kernel;
+    kernel.op = op->name();
+    kernel.attrs = call.attrs;
+    kernel.tuple_input = call.args.size() == 1 && IsTupleType(call.args[0]->checked_type());
+    kernel.tuple_result = IsTupleType(call.checked_type());
+    std::vector<int32_t> args = Values(call.args);
+    int32_t result = NewRegister();
+    Emit(vm::Opcode::kInvokeKernel, {result, module_.Kernel(std::move(kernel))}, args, call);
+    return result;
+  }
+  if (const auto* constructor = As<ConstructorNode>(callee)) {
+    std::vector<int32_t> args = Values(call.args);
+    int32_t result = NewRegister();
+    Emit(vm::Opcode::kAllocAdt, {result, module_.Tag(*constructor)}, args, call);
+    return result;
+  }
+  if (const auto* global = As<GlobalVarNode>(callee)) {
+    const int32_t index = module_.GlobalIndex(pending_.scope, global->name);
+    std::vector<int32_t> args = Values(call.args);
+    if (tail) {
+      Emit(vm::Opcode::kTailInvoke, {index}, args, call);
+      return -1;
+    }
+    int32_t result = NewRegister();
+    Emit(vm::Opcode::kInvoke, {result, index}, args, call);
+    return result;
+  }
+  int32_t closure = Value(callee);
+  std::vector<int32_t> args = Values(call.args);
+  if (tail) {
+    Emit(vm::Opcode::kTailInvokeClosure, {closure}, args, call);
+    return -1;
+  }
+  int32_t result = NewRegister();
+  Emit(vm::Opcode::kInvokeClosure, {result, closure}, args, call);
+  return result;
+}
+
+int32_t FunctionCompiler::CompileIf(const IfNode& branch, bool tail) {
+  int32_t condition = Value(branch.condition);
+  size_t test = Emit(vm::Opcode::kIfFalse, {condition, 0}, branch);
+  if (tail) {
+    BranchTail(branch.then_branch);
+    PatchHere(test, 1);
+    BranchTail(branch.else_branch);
+    return -1;
+  }
+  int32_t result = NewRegister();
+  Emit(vm::Opcode::kMove, {result, BranchValue(branch.then_branch)}, *branch.then_branch);
+  size_t skip = Emit(vm::Opcode::kGoto, {0}, branch);
+  PatchHere(test, 1);
+  Emit(vm::Opcode::kMove, {result, BranchValue(branch.else_branch)}, *branch.else_branch);
+  PatchHere(skip, 0);
+  return result;
+}
+
+void FunctionCompiler::CompilePattern(const Pattern& pattern, int32_t value,
+                                      std::vector<size_t>& failures) {
+  if (const auto* var = As<PatternVarNode>(pattern)) {
+    variables_[var->var.get()] = value;  // registers are written once: an alias will do
+    return;
+  }
+  const std::vector<Pattern>* fields = nullptr;
+  if (const auto* constructor = As<PatternConstructorNode>(pattern)) {
+    failures.push_back(
+        Emit(vm::Opcode::kIfTagNot, {value, module_.Tag(*constructor->constructor), 0}, *pattern));
+    fields = &constructor->patterns;
+  } else if (const auto* tuple = As<PatternTupleNode>(pattern)) {
+    fields = &tuple->patterns;
+  }
+  if (fields == nullptr) return;  // a wildcard
+  for (size_t index = 0; index < fields->size(); ++index) {
+    const Pattern& field = (*fields)[index];
+    if (As<PatternWildcardNode>(field) != nullptr) continue;
+    int32_t loaded = NewRegister();
+    Emit(vm::Opcode::kGetField, {loaded, value, static_cast<int32_t>(index)}, *field);
+    CompilePattern(field, loaded, failures);
+  }
+}
+
+int32_t FunctionCompiler::CompileMatch(const MatchNode& match, bool tail) {
+  int32_t data = Value(match.data);
+  int32_t result = tail ? -1 : NewRegister();
+  std::vector<size_t> exits;
+  for (const Clause& clause : match.clauses) {
+    std::vector<size_t> failures;
+    // The pattern's loads run only when the earlier tests passed.
+    EnterBlock();
+    CompilePattern(clause.pattern, data, failures);
+    if (tail) {
+      Tail(clause.body);
+    } else {
+      Emit(vm::Opcode::kMove, {result, Value(clause.body)}, *clause.body);
+      exits.push_back(Emit(vm::Opcode::kGoto, {0}, match));
+    }
+    LeaveBlock();
+    for (size_t failure : failures) PatchHere(failure, 2);
+  }
+  // The instruction carries the match's location; the VM reports it.
+  Emit(vm::Opcode::kFatal, {module_.String("no clause of the match matches the value")}, match);
+  for (size_t exit : exits) PatchHere(exit, 0);
+  return result;
+}
+
+}  // namespace
+
+vm::Executable CompileToBytecode(const ir::Module& module, const ir::Module* prelude) {
+  return ModuleCompiler(module, prelude).Run();
+}
+
+}  // namespace relay::codegen

@@ -1,0 +1,31 @@
+#include "tools/program.h"
+
+#include <ostream>
+
+#include "compiler/codegen/bytecode_compiler.h"
+#include "compiler/diagnostics.h"
+#include "compiler/frontend.h"
+#include "relay/error.h"
+#include "tools/source_file.h"
+
+namespace relay::tools {
+
+std::optional<Program> LoadProgram(const std::string& path, std::ostream& err) {
+  if (path.size() > 4 && path.ends_with(".rbc")) {
+    throw Error(ErrorKind::kUsage,
+                path +
+                    ": bytecode files (.rbc) cannot be read by this build yet; run the "
+                    ".relay source");
+  }
+  Diagnostics diagnostics(path, ReadSourceFile(path));
+  ir::Module module = compiler::ParseAndCheck(diagnostics);
+  if (diagnostics.has_errors()) {
+    err << diagnostics.FormatAll();
+    return std::nullopt;
+  }
+  auto executable = std::make_shared<const vm::Executable>(
+      codegen::CompileToBytecode(module, &compiler::Prelude()));
+  return Program{std::move(module), std::move(executable)};
+}
+
+}  // namespace relay::tools

@@ -1,0 +1,344 @@
+// relay-vm run IN.relay [--entry NAME] [--input NAME=FILE.npy | NAME=SCALAR]...
+//   [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N] [--random-inputs]
+//
+// Compiles the program, binds the entry function's parameters (by name,
+// without '%') to the given arrays, runs it on the VM and prints the result
+// in Relay's literal syntax. Every input is checked against its parameter's
+// type before anything runs.
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/type.h"
+#include "relay/devices.h"
+#include "relay/error.h"
+#include "relay/float16.h"
+#include "relay/npy.h"
+#include "relay/tensor.h"
+#include "tools/command_line.h"
+#include "tools/program.h"
+#include "tools/subcommands.h"
+#include "vm/interpreter/virtual_machine.h"
+
+namespace relay::tools {
+
+namespace {
+
+struct RunOptions {
+  std::string path;
+  std::string entry = "main";
+  std::map<std::string, std::string> inputs;  // name -> file or scalar text
+  std::string params;
+  std::string output;
+  int64_t repeat = 0;
+  bool random_inputs = false;
+};
+
+[[noreturn]] void UsageError(const std::string& message) {
+  throw Error(ErrorKind::kUsage, "relay-vm run: " + message);
+}
+
+RunOptions ParseOptions(std::span<const std::string_view> arguments) {
+  RunOptions options;
+  for (size_t index = 0; index < arguments.size(); ++index) {
+    std::string_view argument = arguments[index];
+    auto value = [&]() -> std::string {
+      if (index + 1 >= arguments.size()) UsageError(std::string(argument) + " needs a value");
+      return std::string(arguments[++index]);
+    };
+    if (argument == "--entry") {
+      options.entry = value();
+      if (options.entry.starts_with("@")) options.entry.erase(0, 1);
+    } else if (argument == "--input") {
+      std::string binding = value();
+      size_t equals = binding.find('=');
+      if (equals == std::string::npos || equals == 0 || equals + 1 == binding.size()) {
+        UsageError("--input takes NAME=FILE.npy or NAME=SCALAR, got '" + binding + "'");
+      }
+      std::string name = binding.substr(0, equals);
+      if (name.starts_with("%")) name.erase(0, 1);
+      if (!options.inputs.emplace(name, binding.substr(equals + 1)).second) {
+        UsageError("input '" + name + "' given twice");
+      }
+    } else if (argument == "--params") {
+      options.params = value();
+    } else if (argument == "--output") {
+      options.output = value();
+    } else if (argument == "--repeat") {
+      std::string text = value();
+      auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), options.repeat);
+      if (error != std::errc() || end != text.data() + text.size() || options.repeat < 0 ||
+          options.repeat > 1'000'000) {
+        UsageError("--repeat takes a count from 0 to 1000000, got '" + text + "'");
+      }
+    } else if (argument == "--random-inputs") {
+      options.random_inputs = true;
+    } else if (argument.starts_with("-") && argument != "-") {
+      UsageError("unknown option '" + std::string(argument) + "'");
+    } else if (options.path.empty()) {
+      options.path = std::string(argument);
+    } else {
+      UsageError("expected one program file, got '" + options.path + "' and '" +
+                 std::string(argument) + "'");
+    }
+  }
+  if (options.path.empty()) UsageError("expected a program file, e.g. 'relay-vm run model.relay'");
+  return options;
+}
+
+const ir::TensorTypeNode* TensorTypeOf(const ir::Var& param) {
+  const ir::Type& type = param->checked_type() ? param->checked_type() : param->type_annotation;
+  return type && type->kind() == ir::NodeKind::kTensorType
+             ? static_cast<const ir::TensorTypeNode*>(type.get())
+             : nullptr;
+}
+
+std::string TypeText(const ir::Var& param) {
+  return ir::TypeToString(param->checked_type() ? param->checked_type() : param->type_annotation);
+}
+
+// A scalar of `dtype` from command-line text ("3", "2.5", "True").
+Ref<Tensor> ParseScalar(const std::string& name, const std::string& text, DType dtype) {
+  Ref<Tensor> tensor = Tensor::Empty(HostDevice(), {}, dtype);
+  auto fail = [&]() -> Ref<Tensor> {
+    throw Error(ErrorKind::kUsage, "input '" + name + "': '" + text +
+                                       "' is neither a .npy file nor a " +
+                                       std::string(DTypeName(dtype)) + " scalar");
+  };
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  if (dtype == DType::kBool) {
+    if (text == "True" || text == "true" || text == "1") {
+      *tensor->data<bool>() = true;
+    } else if (text == "False" || text == "false" || text == "0") {
+      *tensor->data<bool>() = false;
+    } else {
+      return fail();
+    }
+    return tensor;
+  }
+  if (IsFloat(dtype)) {
+    double value = 0;
+    auto [stop, error] = std::from_chars(begin, end, value);
+    if (error != std::errc() || stop != end) return fail();
+    if (dtype == DType::kFloat64) *tensor->data<double>() = value;
+    if (dtype == DType::kFloat32) *tensor->data<float>() = static_cast<float>(value);
+    if (dtype == DType::kFloat16) *tensor->data<Float16>() = Float16(static_cast<float>(value));
+    return tensor;
+  }
+  int64_t value = 0;
+  auto [stop, error] = std::from_chars(begin, end, value);
+  if (error != std::errc() || stop != end) return fail();
+  switch (dtype) {
+    case DType::kInt8:
+      if (value < INT8_MIN || value > INT8_MAX) return fail();
+      *tensor->data<int8_t>() = static_cast<int8_t>(value);
+      break;
+    case DType::kUInt8:
+      if (value < 0 || value > UINT8_MAX) return fail();
+      *tensor->data<uint8_t>() = static_cast<uint8_t>(value);
+      break;
+    case DType::kInt16:
+      if (value < INT16_MIN || value > INT16_MAX) return fail();
+      *tensor->data<int16_t>() = static_cast<int16_t>(value);
+      break;
+    case DType::kInt32:
+      if (value < INT32_MIN || value > INT32_MAX) return fail();
+      *tensor->data<int32_t>() = static_cast<int32_t>(value);
+      break;
+    default:
+      *tensor->data<int64_t>() = value;
+      break;
+  }
+  return tensor;
+}
+
+// Deterministic values for a missing input: the same program and name
+// always get the same tensor.
+Ref<Tensor> RandomTensor(const std::string& name, const ir::TensorTypeNode& type) {
+  Shape shape;
+  for (int64_t dim : type.shape) {
+    if (dim < 0) {
+      throw Error(ErrorKind::kUsage, "input '" + name +
+                                         "' has a ? dimension: --random-inputs needs its size, "
+                                         "give it with --input");
+    }
+    shape.push_back(dim);
+  }
+  Ref<Tensor> tensor = Tensor::Empty(HostDevice(), shape, type.dtype);
+  std::mt19937_64 generator(std::hash<std::string>{}(name) ^ 0x5eed);
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int64_t> integer(-10, 10);
+  for (int64_t index = 0; index < tensor->element_count(); ++index) {
+    switch (type.dtype) {
+      case DType::kBool:
+        tensor->data<bool>()[index] = (generator() & 1) != 0;
+        break;
+      case DType::kFloat16:
+        tensor->data<Float16>()[index] = Float16(static_cast<float>(real(generator)));
+        break;
+      case DType::kFloat32:
+        tensor->data<float>()[index] = static_cast<float>(real(generator));
+        break;
+      case DType::kFloat64:
+        tensor->data<double>()[index] = real(generator);
+        break;
+      case DType::kInt8:
+        tensor->data<int8_t>()[index] = static_cast<int8_t>(integer(generator));
+        break;
+      case DType::kUInt8:
+        tensor->data<uint8_t>()[index] = static_cast<uint8_t>(integer(generator) + 10);
+        break;
+      case DType::kInt16:
+        tensor->data<int16_t>()[index] = static_cast<int16_t>(integer(generator));
+        break;
+      case DType::kInt32:
+        tensor->data<int32_t>()[index] = static_cast<int32_t>(integer(generator));
+        break;
+      case DType::kInt64:
+        tensor->data<int64_t>()[index] = integer(generator);
+        break;
+    }
+  }
+  return tensor;
+}
+
+// `tensor` given for `param` must have its type (any size for a ? dim).
+void CheckInput(const ir::Var& param, const ir::TensorTypeNode& type, const Tensor& tensor,
+                const std::string& origin) {
+  bool matches = tensor.dtype() == type.dtype && tensor.shape().size() == type.shape.size();
+  for (size_t axis = 0; matches && axis < type.shape.size(); ++axis) {
+    matches = type.shape[axis] < 0 || type.shape[axis] == tensor.shape()[axis];
+  }
+  if (!matches) {
+    throw Error(ErrorKind::kUsage, "input '" + param->name_hint + "' from " + origin + " is a " +
+                                       std::string(DTypeName(tensor.dtype())) + " array of shape " +
+                                       ShapeToString(tensor.shape()) +
+                                       ", but the parameter's type is " + TypeText(param));
+  }
+}
+
+std::vector<Value> BindInputs(const RunOptions& options, const ir::FunctionNode& entry) {
+  std::map<std::string, Ref<Tensor>> params;
+  if (!options.params.empty()) {
+    for (NamedTensor& array : ReadNpz(options.params, HostDevice()))
+      params[array.name] = std::move(array.tensor);
+  }
+  for (const auto& [name, text] : options.inputs) {
+    bool known = std::any_of(entry.params.begin(), entry.params.end(),
+                             [&](const ir::Var& param) { return param->name_hint == name; });
+    if (!known)
+      throw Error(ErrorKind::kUsage,
+                  "--input " + name + ": @" + options.entry + " has no parameter %" + name);
+  }
+  std::vector<Value> arguments;
+  for (const ir::Var& param : entry.params) {
+    const std::string& name = param->name_hint;
+    const ir::TensorTypeNode* type = TensorTypeOf(param);
+    auto given = options.inputs.find(name);
+    auto stored = params.find(name);
+    if (type == nullptr &&
+        (given != options.inputs.end() || stored != params.end() || !options.random_inputs)) {
+      throw Error(ErrorKind::kUsage, "parameter %" + name + " has type " + TypeText(param) +
+                                         ", which cannot be given on the command line");
+    }
+    Ref<Tensor> tensor;
+    std::string origin;
+    if (given != options.inputs.end()) {
+      const std::string& text = given->second;
+      if (text.ends_with(".npy")) {
+        tensor = ReadNpy(text, HostDevice());
+        origin = text;
+      } else if (type->is_scalar()) {
+        tensor = ParseScalar(name, text, type->dtype);
+        origin = "the command line";
+      } else {
+        throw Error(ErrorKind::kUsage, "input '" + name + "' is a " + TypeText(param) +
+                                           ": give a .npy file, not '" + text + "'");
+      }
+    } else if (stored != params.end()) {
+      tensor = stored->second;
+      origin = options.params;
+    } else if (options.random_inputs) {
+      tensor = RandomTensor(name, *type);
+      origin = "--random-inputs";
+    } else {
+      throw Error(ErrorKind::kUsage, "missing input '" + name + "' of type " + TypeText(param) +
+                                         ": give it with --input " + name + "=FILE.npy" +
+                                         (options.params.empty() ? "" : " or in --params") +
+                                         ", or use --random-inputs");
+    }
+    CheckInput(param, *type, *tensor, origin);
+    arguments.push_back(tensor);
+  }
+  return arguments;
+}
+
+void WriteOutput(const std::string& path, const Value& result) {
+  if (result && result->kind() == ObjectKind::kTensor && path.ends_with(".npy")) {
+    WriteNpy(path, *static_cast<const Tensor*>(result.get()));
+    return;
+  }
+  if (result && result->kind() == ObjectKind::kTuple && path.ends_with(".npz")) {
+    std::vector<NamedTensor> arrays;
+    const auto& fields = static_cast<const Tuple*>(result.get())->fields();
+    for (size_t index = 0; index < fields.size(); ++index) {
+      if (!fields[index] || fields[index]->kind() != ObjectKind::kTensor) {
+        throw Error(ErrorKind::kUsage, "--output " + path + ": field " + std::to_string(index) +
+                                           " of the result is not a tensor");
+      }
+      arrays.push_back(
+          {"out" + std::to_string(index), Ref<Tensor>(static_cast<Tensor*>(fields[index].get()))});
+    }
+    WriteNpz(path, arrays);
+    return;
+  }
+  throw Error(ErrorKind::kUsage,
+              "--output " + path +
+                  ": a tensor result is written to a .npy file and a tuple of tensors to a .npz "
+                  "file; this result is neither for that name");
+}
+
+}  // namespace
+
+int RunRunCommand(std::span<const std::string_view> arguments, std::ostream& out,
+                  std::ostream& err) {
+  RunOptions options = ParseOptions(arguments);
+  std::optional<Program> program = LoadProgram(options.path, err);
+  if (!program) return kExitFailure;
+  const ir::GlobalFunction* entry = program->module.FindFunction(options.entry);
+  if (entry == nullptr) {
+    throw Error(ErrorKind::kUsage, options.path + " has no function @" + options.entry);
+  }
+  std::vector<Value> inputs = BindInputs(options, *entry->function);
+
+  vm::VirtualMachine machine(program->executable);
+  Value result = machine.Invoke(options.entry, inputs);
+  if (options.repeat > 0) {
+    std::vector<double> milliseconds;
+    for (int64_t run = 0; run < options.repeat; ++run) {
+      auto start = std::chrono::steady_clock::now();
+      machine.Invoke(options.entry, inputs);
+      milliseconds.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
+    }
+    std::sort(milliseconds.begin(), milliseconds.end());
+    char line[160];
+    std::snprintf(line, sizeof line, "relay-vm: %lld runs, median %.3f ms, min %.3f ms\n",
+                  static_cast<long long>(options.repeat), milliseconds[milliseconds.size() / 2],
+                  milliseconds.front());
+    err << line;
+  }
+  out << FormatValue(result, program->executable->PrintOptions()) << "\n";
+  if (!options.output.empty()) WriteOutput(options.output, result);
+  return kExitSuccess;
+}
+
+}  // namespace relay::tools

@@ -1,0 +1,230 @@
+#include "vm/bytecode/bytecode.h"
+
+#include <sstream>
+
+#include "relay/error.h"
+
+namespace relay::vm {
+
+namespace {
+
+const std::vector<OpcodeInfo>& OpcodeTable() {
+  using enum OperandKind;
+  static const std::vector<OpcodeInfo> table = {
+#define RELAY_OPCODE(name, mnemonic, ...) {mnemonic, {__VA_ARGS__}},
+#include "vm/bytecode/isa.def"
+#undef RELAY_OPCODE
+  };
+  return table;
+}
+
+[[noreturn]] void Reject(const Function& function, size_t pc, const std::string& problem) {
+  throw Error(ErrorKind::kLoad, "invalid bytecode in " + function.name + " at instruction " +
+                                    std::to_string(pc) + ": " + problem);
+}
+
+}  // namespace
+
+const OpcodeInfo& InfoOf(Opcode opcode) {
+  return OpcodeTable().at(static_cast<size_t>(opcode));
+}
+
+int32_t Executable::FindFunction(std::string_view name) const {
+  if (!name.empty() && name.front() == '@') name.remove_prefix(1);
+  for (size_t index = 0; index < functions.size(); ++index) {
+    std::string_view candidate = functions[index].name;
+    if (!candidate.empty() && candidate.front() == '@') candidate.remove_prefix(1);
+    if (candidate == name) return static_cast<int32_t>(index);
+  }
+  return -1;
+}
+
+ValuePrintOptions Executable::PrintOptions() const {
+  ValuePrintOptions options;
+  // The executable outlives the printing of its values.
+  options.constructor_name = [this](int32_t tag) {
+    return tag >= 0 && size_t(tag) < constructors.size() ? constructors[tag].name
+                                                         : "Constructor#" + std::to_string(tag);
+  };
+  options.function_name = [this](int32_t index) {
+    return index >= 0 && size_t(index) < functions.size() ? functions[index].name
+                                                          : "#" + std::to_string(index);
+  };
+  return options;
+}
+
+void Verify(const Executable& executable) {
+  for (const Value& constant : executable.constants) {
+    if (!constant || constant->kind() != ObjectKind::kTensor) {
+      throw Error(ErrorKind::kLoad, "invalid bytecode: a constant is not a tensor");
+    }
+  }
+  for (const Function& function : executable.functions) {
+    if (function.param_count > function.register_count ||
+        function.captured_count > function.param_count) {
+      throw Error(ErrorKind::kLoad,
+                  "invalid bytecode in " + function.name + ": more parameters than registers");
+    }
+    if (function.code.empty()) Reject(function, 0, "empty function");
+    for (size_t pc = 0; pc < function.code.size(); ++pc) {
+      const Instruction& instruction = function.code[pc];
+      if (static_cast<size_t>(instruction.opcode) >= kOpcodeCount) {
+        Reject(function, pc, "unknown opcode " + std::to_string(int(instruction.opcode)));
+      }
+      const OpcodeInfo& info = InfoOf(instruction.opcode);
+      if (uint64_t(instruction.list_begin) + instruction.list_size > function.lists.size()) {
+        Reject(function, pc, "register list out of range");
+      }
+      for (int32_t reg : function.ListOf(instruction)) {
+        if (reg < 0 || uint32_t(reg) >= function.register_count) {
+          Reject(function, pc, "register " + std::to_string(reg) + " out of range");
+        }
+      }
+      size_t position = 0;
+      for (OperandKind kind : info.operands) {
+        if (kind == OperandKind::kList) continue;
+        const int64_t operand = instruction.operands[position++];
+        auto check = [&](size_t bound, const char* what) {
+          if (operand < 0 || uint64_t(operand) >= bound) {
+            Reject(function, pc,
+                   std::string(what) + " " + std::to_string(operand) + " out of range (" +
+                       std::to_string(bound) + ")");
+          }
+        };
+        switch (kind) {
+          case OperandKind::kDst:
+          case OperandKind::kReg:
+            check(function.register_count, "register");
+            break;
+          case OperandKind::kConst:
+            check(executable.constants.size(), "constant");
+            break;
+          case OperandKind::kFunc:
+            check(executable.functions.size(), "function");
+            break;
+          case OperandKind::kKernel:
+            check(executable.kernels.size(), "kernel");
+            break;
+          case OperandKind::kTag:
+            check(executable.constructors.size(), "constructor");
+            break;
+          case OperandKind::kIndex:
+            check(uint64_t{1} << 31, "field index");
+            break;
+          case OperandKind::kTarget:
+            check(function.code.size(), "jump target");
+            break;
+          case OperandKind::kString:
+            check(executable.strings.size(), "string");
+            break;
+          case OperandKind::kList:
+            break;
+        }
+      }
+      // Arities that are known statically.
+      const uint32_t list_size = instruction.list_size;
+      switch (instruction.opcode) {
+        case Opcode::kInvoke:
+        case Opcode::kTailInvoke: {
+          const Function& callee =
+              executable.functions[instruction.operands[instruction.opcode == Opcode::kInvoke]];
+          if (callee.captured_count != 0 || callee.param_count != list_size) {
+            Reject(function, pc,
+                   "call of " + callee.name + " with " + std::to_string(list_size) + " arguments");
+          }
+          break;
+        }
+        case Opcode::kAllocAdt:
+          if (executable.constructors[instruction.operands[1]].arity != list_size) {
+            Reject(function, pc, "constructor arity mismatch");
+          }
+          break;
+        case Opcode::kAllocClosure:
+          if (executable.functions[instruction.operands[1]].captured_count != list_size) {
+            Reject(function, pc, "closure captures the wrong number of values");
+          }
+          break;
+        default:
+          break;
+      }
+    }
+    const Opcode last = function.code.back().opcode;
+    if (last != Opcode::kRet && last != Opcode::kGoto && last != Opcode::kTailInvoke &&
+        last != Opcode::kTailInvokeClosure && last != Opcode::kFatal) {
+      Reject(function, function.code.size() - 1, "the function can run past its end");
+    }
+  }
+}
+
+std::string Disassemble(const Executable& executable) {
+  std::ostringstream out;
+  for (size_t index = 0; index < executable.functions.size(); ++index) {
+    const Function& function = executable.functions[index];
+    out << "function " << index << " " << function.name << " (params " << function.param_count;
+    if (function.captured_count) out << ", captured " << function.captured_count;
+    out << ", registers " << function.register_count << ")\n";
+    for (size_t pc = 0; pc < function.code.size(); ++pc) {
+      const Instruction& instruction = function.code[pc];
+      const OpcodeInfo& info = InfoOf(instruction.opcode);
+      std::string text = "  " + std::to_string(pc) + ": " + std::string(info.mnemonic);
+      size_t position = 0;
+      bool first = true;
+      for (OperandKind kind : info.operands) {
+        text += first ? " " : ", ";
+        first = false;
+        if (kind == OperandKind::kList) {
+          text += "[";
+          bool first_item = true;
+          for (int32_t reg : function.ListOf(instruction)) {
+            text += (first_item ? "$" : ", $") + std::to_string(reg);
+            first_item = false;
+          }
+          text += "]";
+          continue;
+        }
+        const int32_t operand = instruction.operands[position++];
+        switch (kind) {
+          case OperandKind::kDst:
+          case OperandKind::kReg:
+            text += "$" + std::to_string(operand);
+            break;
+          case OperandKind::kFunc:
+            text += size_t(operand) < executable.functions.size()
+                        ? executable.functions[operand].name
+                        : "function#" + std::to_string(operand);
+            break;
+          case OperandKind::kKernel:
+            text += size_t(operand) < executable.kernels.size()
+                        ? executable.kernels[operand].op
+                        : "kernel#" + std::to_string(operand);
+            break;
+          case OperandKind::kTag:
+            text += size_t(operand) < executable.constructors.size()
+                        ? executable.constructors[operand].name
+                        : "tag#" + std::to_string(operand);
+            break;
+          case OperandKind::kConst:
+            text += "const#" + std::to_string(operand);
+            break;
+          case OperandKind::kTarget:
+            text += "@" + std::to_string(operand);
+            break;
+          case OperandKind::kString:
+            text += "string#" + std::to_string(operand);
+            break;
+          default:
+            text += std::to_string(operand);
+            break;
+        }
+      }
+      if (instruction.location.line > 0) {
+        if (text.size() < 48) text.resize(48, ' ');
+        text += "  ; line " + std::to_string(instruction.location.line);
+      }
+      out << text << "\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace relay::vm

@@ -1,0 +1,132 @@
+// Bytecode: the VM's instructions, functions and the executable that holds
+// them (DESIGN.md sections 2 and 5).
+//
+// An Executable is what the bytecode compiler produces and the VM runs:
+// functions of register-based instructions, the constants they load, the
+// kernel table they invoke (operator calls, run by the CPU kernels), and the
+// constructors their ADT values use. It is immutable once built or loaded
+// and may be shared by any number of VirtualMachines on any threads.
+//
+// The instruction set is defined once, in isa.def; Opcode, the mnemonics,
+// the operand layout, the verifier and the disassembler all derive from it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/attributes.h"
+#include "relay/value.h"
+
+namespace relay::vm {
+
+enum class Opcode : uint8_t {
+#define RELAY_OPCODE(name, mnemonic, ...) k##name,
+#include "vm/bytecode/isa.def"
+#undef RELAY_OPCODE
+};
+
+// What an operand indexes: a register written (kDst) or read (kReg), the
+// executable's constants, functions, kernels, constructors (kTag) or
+// strings, a field position, an instruction of the same function
+// (kTarget), or the instruction's register list (kList, last when present).
+enum class OperandKind : uint8_t {
+  kDst,
+  kReg,
+  kConst,
+  kFunc,
+  kKernel,
+  kTag,
+  kIndex,
+  kTarget,
+  kString,
+  kList,
+};
+
+struct OpcodeInfo {
+  std::string_view mnemonic;
+  std::vector<OperandKind> operands;  // in the instruction's order
+};
+const OpcodeInfo& InfoOf(Opcode opcode);
+inline constexpr size_t kOpcodeCount = 0
+#define RELAY_OPCODE(name, mnemonic, ...) +1
+#include "vm/bytecode/isa.def"
+#undef RELAY_OPCODE
+    ;
+
+// Where an instruction came from in the Relay source (line 0: unknown).
+struct SourceLocation {
+  int32_t line = 0;
+  int32_t column = 0;
+};
+
+// One instruction: its fixed operands in table order (excluding the list),
+// and its register list as a range of its function's `lists`.
+struct Instruction {
+  Opcode opcode = Opcode::kMove;
+  std::array<int32_t, 3> operands{};
+  uint32_t list_begin = 0;
+  uint32_t list_size = 0;
+  SourceLocation location;
+};
+
+struct Function {
+  std::string name;    // "@main", or "@main.lambda1" for a lifted closure body
+  std::string source;  // the file its instructions' locations refer to
+  // Parameters arrive in registers 0 .. param_count - 1: for a closure's
+  // body, its captured values first, then the call's arguments.
+  uint32_t param_count = 0;
+  uint32_t captured_count = 0;  // of param_count, how many are captured values
+  uint32_t register_count = 0;
+  std::vector<Instruction> code;
+  std::vector<int32_t> lists;  // register lists of the instructions
+
+  std::span<const int32_t> ListOf(const Instruction& instruction) const {
+    return std::span<const int32_t>(lists).subspan(instruction.list_begin, instruction.list_size);
+  }
+};
+
+// An operator call the VM runs as a kernel: the operator, its normalised
+// attributes and how its values are shaped (a tuple input is one register
+// holding a Tuple; a tuple result is returned as a Tuple).
+struct KernelCall {
+  std::string op;
+  kernels::Attrs attrs;
+  bool tuple_input = false;
+  bool tuple_result = false;
+};
+
+struct ConstructorInfo {
+  std::string name;  // "Cons"
+  uint32_t arity = 0;
+};
+
+struct Executable {
+  std::vector<Function> functions;
+  std::vector<Value> constants;  // host tensors
+  std::vector<KernelCall> kernels;
+  std::vector<ConstructorInfo> constructors;  // indexed by the tag of Constructed values
+  std::vector<std::string> strings;           // fatal messages
+
+  // The index of the function named `name` ("main" or "@main"), or -1.
+  int32_t FindFunction(std::string_view name) const;
+  // Print options that name this executable's constructors and functions.
+  ValuePrintOptions PrintOptions() const;
+};
+
+// Checks every structural property the interpreter relies on: operand
+// bounds (registers, constants, functions, kernels, tags, strings, targets),
+// list ranges, arities of direct calls and constructors, that each function
+// ends with a control transfer, that parameter counts fit the registers.
+// Throws Error(kLoad) naming the function and instruction at fault.
+// Bytecode that passed cannot make the interpreter read out of bounds.
+void Verify(const Executable& executable);
+
+// Human-readable listing: each function's signature, register count and
+// instructions with their source lines.
+std::string Disassemble(const Executable& executable);
+
+}  // namespace relay::vm

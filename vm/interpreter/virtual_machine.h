@@ -1,0 +1,86 @@
+// The bytecode interpreter (DESIGN.md sections 4 and 5).
+//
+// A VirtualMachine runs functions of a shared, verified Executable. All
+// execution state is explicit: a contiguous register stack and a stack of
+// frames, so a Relay call never recurses on the C++ stack (a million-deep
+// recursion needs memory, not stack), tail calls reuse their frame, and a
+// run could be suspended between instructions. Kernels run through the CPU
+// kernel pipeline (kernels/compute/cpu_kernels.h).
+//
+// Errors: a failing instruction (a kernel rejecting its inputs, `fatal` for
+// a match without a matching clause, a value of the wrong kind reaching an
+// instruction) throws relay::Error of kind kRuntime (or the kernel's own
+// kind) with the Relay source location of the failing instruction as its
+// span and the Relay functions active as its backtrace, innermost first.
+//
+// Thread-safety: one VirtualMachine per thread; the Executable is shared.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/compute/cpu_kernels.h"
+#include "relay/error.h"
+#include "relay/tensor.h"
+#include "relay/value.h"
+#include "vm/bytecode/bytecode.h"
+
+namespace relay::vm {
+
+class VirtualMachine {
+ public:
+  // `executable` must have passed Verify.
+  explicit VirtualMachine(std::shared_ptr<const Executable> executable);
+
+  // Runs function `name` ("main" or "@main") on `arguments` and returns its
+  // result. Throws kUsage for an unknown function or the wrong number of
+  // arguments, and runtime errors as described above.
+  Value Invoke(std::string_view name, std::span<const Value> arguments);
+
+  // Instructions executed by this VM so far (for benchmarks and tests).
+  uint64_t instructions_executed() const { return instructions_executed_; }
+
+ private:
+  struct Frame {
+    int32_t function = 0;
+    uint32_t pc = 0;
+    size_t base = 0;              // first register in registers_
+    int32_t return_register = 0;  // in the caller's frame
+    Value self;                   // the closure called, for load_self
+  };
+
+  Value Run();
+  // Pushes a frame for `function` on `arguments` (captured values first).
+  void PushFrame(int32_t function, std::vector<Value>& arguments, int32_t return_register,
+                 Value self);
+  // Replaces the current frame's function and registers (a tail call).
+  void ReplaceFrame(int32_t function, std::vector<Value>& arguments, Value self);
+  // A runtime error at the current instruction, with the backtrace.
+  [[noreturn]] void Fail(ErrorKind kind, const std::string& message) const;
+  // The active Relay functions, innermost first: "@f (file:line:col)".
+  std::vector<std::string> Backtrace() const;
+
+  // Runs kernel table entry `kernel` on `tensors`, reusing the operator
+  // prepared at this call site when the inputs' shapes and dtypes repeat.
+  Value InvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors);
+
+  // What a kernel call site was last prepared for.
+  struct CallSite {
+    std::vector<DType> dtypes;
+    std::vector<Shape> shapes;
+    std::shared_ptr<const kernels::PreparedOperator> prepared;
+  };
+
+  std::shared_ptr<const Executable> executable_;
+  std::vector<CallSite> call_sites_;  // one per kernel table entry
+  std::vector<Value> registers_;
+  std::vector<Ref<Tensor>> kernel_inputs_;  // reused by every kernel call
+  std::vector<Frame> frames_;
+  uint64_t instructions_executed_ = 0;
+};
+
+}  // namespace relay::vm
