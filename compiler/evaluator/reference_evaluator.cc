@@ -169,7 +169,42 @@ class Machine {
   const ir::ExprNode* expr_ = nullptr;
   Value value_;
   uint64_t steps_ = 0;
+
+  // The operator each call node last ran, prepared for its inputs' shapes
+  // and dtypes: evaluating the same call again on the same shapes (a loop)
+  // only launches the kernel.
+  struct PreparedCall {
+    std::vector<DType> dtypes;
+    std::vector<Shape> shapes;
+    std::shared_ptr<const kernels::PreparedOperator> prepared;
+  };
+  std::unordered_map<const ir::CallNode*, PreparedCall> prepared_calls_;
+  std::vector<Ref<Tensor>> RunPrepared(const ir::CallNode* call, const std::string& op,
+                                       const std::vector<Ref<Tensor>>& inputs,
+                                       kernels::InputForm form);
 };
+
+std::vector<Ref<Tensor>> Machine::RunPrepared(const ir::CallNode* call, const std::string& op,
+                                              const std::vector<Ref<Tensor>>& inputs,
+                                              kernels::InputForm form) {
+  PreparedCall& cached = prepared_calls_[call];
+  bool same = cached.prepared != nullptr && !cached.prepared->depends_on_values &&
+              cached.dtypes.size() == inputs.size();
+  for (size_t index = 0; same && index < inputs.size(); ++index) {
+    same = cached.dtypes[index] == inputs[index]->dtype() &&
+           cached.shapes[index] == inputs[index]->shape();
+  }
+  if (!same) {
+    cached.prepared = kernels::PrepareOperator(op, inputs, call->attrs, form);
+    cached.dtypes.clear();
+    cached.shapes.clear();
+    for (const Ref<Tensor>& input : inputs) {
+      cached.dtypes.push_back(input->dtype());
+      cached.shapes.push_back(input->shape());
+    }
+  }
+  return cached.prepared->Run(inputs);
+}
 
 void Machine::Fail(const ir::ExprNode* at, const std::string& message) const {
   // Backtrace: the current activation at `at`, then each caller at its call.
@@ -522,20 +557,15 @@ Value Machine::RunOperatorCall(const ir::CallNode* call, const ir::OpNode* op,
       for (const Value& field : static_cast<const Tuple*>(arguments[0].get())->fields()) {
         fields.push_back(tensor_of(field));
       }
-      return kernels::RunOperatorOnTuple(op->name(), fields, call->attrs);
+      return RunPrepared(call, op->name(), fields, kernels::InputForm::kTuple)[0];
     }
     std::vector<Ref<Tensor>> inputs;
     inputs.reserve(arguments.size());
     for (const Value& argument : arguments) inputs.push_back(tensor_of(argument));
-    if (tuple_result) {
-      std::vector<Value> fields;
-      for (Ref<Tensor>& field :
-           kernels::RunOperatorWithTupleResult(op->name(), inputs, call->attrs)) {
-        fields.push_back(std::move(field));
-      }
-      return MakeRef<Tuple>(std::move(fields));
-    }
-    return kernels::RunOperator(op->name(), inputs, call->attrs);
+    std::vector<Ref<Tensor>> results =
+        RunPrepared(call, op->name(), inputs, kernels::InputForm::kTensors);
+    if (tuple_result) return MakeRef<Tuple>(std::vector<Value>(results.begin(), results.end()));
+    return results[0];
   } catch (const Error& error) {
     if (error.kind() == ErrorKind::kInternal) throw;
     // The kernels name the operator already ("operator add: ...").
