@@ -25,7 +25,7 @@ std::optional<Program> LoadProgram(const std::string& path, std::ostream& err) {
   }
   auto executable = std::make_shared<const vm::Executable>(
       codegen::CompileToBytecode(module, &compiler::Prelude()));
-  return Program{std::move(module), std::move(executable)};
+  return Program{std::move(executable)};
 }
 
 }  // namespace relay::tools

@@ -7,13 +7,11 @@
 #include <optional>
 #include <string>
 
-#include "compiler/ir/module.h"
 #include "vm/bytecode/bytecode.h"
 
 namespace relay::tools {
 
 struct Program {
-  ir::Module module;  // the type-checked source
   std::shared_ptr<const vm::Executable> executable;
 };
 

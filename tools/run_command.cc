@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir/type.h"
 #include "relay/devices.h"
 #include "relay/error.h"
 #include "relay/float16.h"
@@ -92,17 +91,6 @@ RunOptions ParseOptions(std::span<const std::string_view> arguments) {
   return options;
 }
 
-const ir::TensorTypeNode* TensorTypeOf(const ir::Var& param) {
-  const ir::Type& type = param->checked_type() ? param->checked_type() : param->type_annotation;
-  return type && type->kind() == ir::NodeKind::kTensorType
-             ? static_cast<const ir::TensorTypeNode*>(type.get())
-             : nullptr;
-}
-
-std::string TypeText(const ir::Var& param) {
-  return ir::TypeToString(param->checked_type() ? param->checked_type() : param->type_annotation);
-}
-
 // A scalar of `dtype` from command-line text ("3", "2.5", "True").
 Ref<Tensor> ParseScalar(const std::string& name, const std::string& text, DType dtype) {
   Ref<Tensor> tensor = Tensor::Empty(HostDevice(), {}, dtype);
@@ -161,7 +149,8 @@ Ref<Tensor> ParseScalar(const std::string& name, const std::string& text, DType 
 
 // Deterministic values for a missing input: the same program and name
 // always get the same tensor.
-Ref<Tensor> RandomTensor(const std::string& name, const ir::TensorTypeNode& type) {
+Ref<Tensor> RandomTensor(const vm::ParamInfo& type) {
+  const std::string& name = type.name;
   Shape shape;
   for (int64_t dim : type.shape) {
     if (dim < 0) {
@@ -209,22 +198,21 @@ Ref<Tensor> RandomTensor(const std::string& name, const ir::TensorTypeNode& type
   return tensor;
 }
 
-// `tensor` given for `param` must have its type (any size for a ? dim).
-void CheckInput(const ir::Var& param, const ir::TensorTypeNode& type, const Tensor& tensor,
-                const std::string& origin) {
+// `tensor` given for `type` must have its type (any size for a ? dim).
+void CheckInput(const vm::ParamInfo& type, const Tensor& tensor, const std::string& origin) {
   bool matches = tensor.dtype() == type.dtype && tensor.shape().size() == type.shape.size();
   for (size_t axis = 0; matches && axis < type.shape.size(); ++axis) {
     matches = type.shape[axis] < 0 || type.shape[axis] == tensor.shape()[axis];
   }
   if (!matches) {
-    throw Error(ErrorKind::kUsage, "input '" + param->name_hint + "' from " + origin + " is a " +
+    throw Error(ErrorKind::kUsage, "input '" + type.name + "' from " + origin + " is a " +
                                        std::string(DTypeName(tensor.dtype())) + " array of shape " +
                                        ShapeToString(tensor.shape()) +
-                                       ", but the parameter's type is " + TypeText(param));
+                                       ", but the parameter's type is " + type.type_text);
   }
 }
 
-std::vector<Value> BindInputs(const RunOptions& options, const ir::FunctionNode& entry) {
+std::vector<Value> BindInputs(const RunOptions& options, const vm::Function& entry) {
   std::map<std::string, Ref<Tensor>> params;
   if (!options.params.empty()) {
     for (NamedTensor& array : ReadNpz(options.params, HostDevice()))
@@ -232,20 +220,19 @@ std::vector<Value> BindInputs(const RunOptions& options, const ir::FunctionNode&
   }
   for (const auto& [name, text] : options.inputs) {
     bool known = std::any_of(entry.params.begin(), entry.params.end(),
-                             [&](const ir::Var& param) { return param->name_hint == name; });
-    if (!known)
+                             [&](const vm::ParamInfo& param) { return param.name == name; });
+    if (!known) {
       throw Error(ErrorKind::kUsage,
                   "--input " + name + ": @" + options.entry + " has no parameter %" + name);
+    }
   }
   std::vector<Value> arguments;
-  for (const ir::Var& param : entry.params) {
-    const std::string& name = param->name_hint;
-    const ir::TensorTypeNode* type = TensorTypeOf(param);
+  for (const vm::ParamInfo& param : entry.params) {
+    const std::string& name = param.name;
     auto given = options.inputs.find(name);
     auto stored = params.find(name);
-    if (type == nullptr &&
-        (given != options.inputs.end() || stored != params.end() || !options.random_inputs)) {
-      throw Error(ErrorKind::kUsage, "parameter %" + name + " has type " + TypeText(param) +
+    if (!param.is_tensor) {
+      throw Error(ErrorKind::kUsage, "parameter %" + name + " has type " + param.type_text +
                                          ", which cannot be given on the command line");
     }
     Ref<Tensor> tensor;
@@ -255,26 +242,26 @@ std::vector<Value> BindInputs(const RunOptions& options, const ir::FunctionNode&
       if (text.ends_with(".npy")) {
         tensor = ReadNpy(text, HostDevice());
         origin = text;
-      } else if (type->is_scalar()) {
-        tensor = ParseScalar(name, text, type->dtype);
+      } else if (param.shape.empty()) {
+        tensor = ParseScalar(name, text, param.dtype);
         origin = "the command line";
       } else {
-        throw Error(ErrorKind::kUsage, "input '" + name + "' is a " + TypeText(param) +
+        throw Error(ErrorKind::kUsage, "input '" + name + "' is a " + param.type_text +
                                            ": give a .npy file, not '" + text + "'");
       }
     } else if (stored != params.end()) {
       tensor = stored->second;
       origin = options.params;
     } else if (options.random_inputs) {
-      tensor = RandomTensor(name, *type);
+      tensor = RandomTensor(param);
       origin = "--random-inputs";
     } else {
-      throw Error(ErrorKind::kUsage, "missing input '" + name + "' of type " + TypeText(param) +
+      throw Error(ErrorKind::kUsage, "missing input '" + name + "' of type " + param.type_text +
                                          ": give it with --input " + name + "=FILE.npy" +
                                          (options.params.empty() ? "" : " or in --params") +
                                          ", or use --random-inputs");
     }
-    CheckInput(param, *type, *tensor, origin);
+    CheckInput(param, *tensor, origin);
     arguments.push_back(tensor);
   }
   return arguments;
@@ -312,11 +299,11 @@ int RunRunCommand(std::span<const std::string_view> arguments, std::ostream& out
   RunOptions options = ParseOptions(arguments);
   std::optional<Program> program = LoadProgram(options.path, err);
   if (!program) return kExitFailure;
-  const ir::GlobalFunction* entry = program->module.FindFunction(options.entry);
-  if (entry == nullptr) {
+  const int32_t entry = program->executable->FindFunction(options.entry);
+  if (entry < 0 || program->executable->functions[entry].captured_count != 0) {
     throw Error(ErrorKind::kUsage, options.path + " has no function @" + options.entry);
   }
-  std::vector<Value> inputs = BindInputs(options, *entry->function);
+  std::vector<Value> inputs = BindInputs(options, program->executable->functions[entry]);
 
   vm::VirtualMachine machine(program->executable);
   Value result = machine.Invoke(options.entry, inputs);

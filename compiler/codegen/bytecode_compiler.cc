@@ -88,6 +88,19 @@ class FreeVariables {
   std::vector<const VarNode*> order_;
 };
 
+vm::ParamInfo ParamInfoOf(const VarNode& param) {
+  vm::ParamInfo info;
+  info.name = param.name_hint;
+  const Type& type = param.checked_type() ? param.checked_type() : param.type_annotation;
+  info.type_text = TypeToString(type);
+  if (const auto* tensor = As<TensorTypeNode>(type)) {
+    info.is_tensor = true;
+    info.dtype = tensor->dtype;
+    info.shape = tensor->shape;
+  }
+  return info;
+}
+
 vm::SourceLocation LocationOf(const Node& node) {
   return {node.span().line, node.span().column};
 }
@@ -230,6 +243,8 @@ class ModuleCompiler {
       for (const GlobalFunction& global : scope->functions()) {
         int32_t index = AddFunction("@" + global.name->name, global.function->params.size(), 0,
                                     scope->source_name());
+        for (const Var& param : global.function->params)
+          executable_.functions[index].params.push_back(ParamInfoOf(*param));
         globals_[scope][global.name->name] = index;
         pending_.push_back({index, global.function.get(), scope, {}, nullptr});
       }

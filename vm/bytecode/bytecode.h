@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "kernels/attributes.h"
+#include "relay/dtype.h"
 #include "relay/value.h"
 
 namespace relay::vm {
@@ -73,6 +74,17 @@ struct Instruction {
   SourceLocation location;
 };
 
+// What a caller must pass for one parameter of an entry function: its name
+// (without '%') and, for a tensor, its dtype and shape (-1 for `?`), so
+// that inputs can be bound by name and checked before running.
+struct ParamInfo {
+  std::string name;
+  bool is_tensor = false;  // false: a tuple, ADT, closure or reference
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+  std::string type_text;  // the Relay type, for messages: "Tensor[(?, 64), float32]"
+};
+
 struct Function {
   std::string name;    // "@main", or "@main.lambda1" for a lifted closure body
   std::string source;  // the file its instructions' locations refer to
@@ -82,7 +94,8 @@ struct Function {
   uint32_t captured_count = 0;  // of param_count, how many are captured values
   uint32_t register_count = 0;
   std::vector<Instruction> code;
-  std::vector<int32_t> lists;  // register lists of the instructions
+  std::vector<int32_t> lists;     // register lists of the instructions
+  std::vector<ParamInfo> params;  // for globals (entry points); empty for lifted functions
 
   std::span<const int32_t> ListOf(const Instruction& instruction) const {
     return std::span<const int32_t>(lists).subspan(instruction.list_begin, instruction.list_size);
