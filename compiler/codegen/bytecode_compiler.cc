@@ -216,6 +216,7 @@ class FunctionCompiler {
   vm::Function& out_;
   std::unordered_map<const VarNode*, int32_t> variables_;
   std::unordered_map<const ExprNode*, Computed> computed_;
+  const ExprNode* site_ = nullptr;  // the innermost located expression being compiled
   std::vector<int> blocks_{0};
   int block_count_ = 0;
 };
@@ -402,7 +403,14 @@ int32_t FunctionCompiler::CompileExpr(const Expr& root, bool tail) {
     }
     expr = let->body;
   }
-  const Node& origin = *expr;
+  // Globals, constructors and variables carry the span of their
+  // definition; an instruction that uses one is located at the enclosing
+  // expression instead.
+  const bool defined_elsewhere = expr->kind() == NodeKind::kGlobalVar ||
+                                 expr->kind() == NodeKind::kConstructor ||
+                                 expr->kind() == NodeKind::kVar;
+  if (!defined_elsewhere && expr->span().known()) site_ = expr.get();
+  const Node& origin = defined_elsewhere && site_ != nullptr ? *site_ : *expr;
   switch (expr->kind()) {
     case NodeKind::kVar: {
       auto found = variables_.find(As<VarNode>(expr));
@@ -579,8 +587,14 @@ int32_t FunctionCompiler::CompileMatch(const MatchNode& match, bool tail) {
     LeaveBlock();
     for (size_t failure : failures) PatchHere(failure, 2);
   }
-  // The instruction carries the match's location; the VM reports it.
-  Emit(vm::Opcode::kFatal, {module_.String("no clause of the match matches the value")}, match);
+  // The instruction carries the match's location; the VM reports it. After
+  // a clause that matches everything, nothing can reach it.
+  const Pattern& last = match.clauses.back().pattern;
+  const bool irrefutable =
+      As<PatternWildcardNode>(last) != nullptr || As<PatternVarNode>(last) != nullptr;
+  if (!irrefutable) {
+    Emit(vm::Opcode::kFatal, {module_.String("no clause of the match matches the value")}, match);
+  }
   for (size_t exit : exits) PatchHere(exit, 0);
   return result;
 }

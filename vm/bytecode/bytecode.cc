@@ -157,72 +157,76 @@ void Verify(const Executable& executable) {
 }
 
 std::string Disassemble(const Executable& executable) {
+  std::string out;
+  for (size_t index = 0; index < executable.functions.size(); ++index)
+    out += DisassembleFunction(executable, index);
+  return out;
+}
+
+std::string DisassembleFunction(const Executable& executable, size_t index) {
   std::ostringstream out;
-  for (size_t index = 0; index < executable.functions.size(); ++index) {
-    const Function& function = executable.functions[index];
-    out << "function " << index << " " << function.name << " (params " << function.param_count;
-    if (function.captured_count) out << ", captured " << function.captured_count;
-    out << ", registers " << function.register_count << ")\n";
-    for (size_t pc = 0; pc < function.code.size(); ++pc) {
-      const Instruction& instruction = function.code[pc];
-      const OpcodeInfo& info = InfoOf(instruction.opcode);
-      std::string text = "  " + std::to_string(pc) + ": " + std::string(info.mnemonic);
-      size_t position = 0;
-      bool first = true;
-      for (OperandKind kind : info.operands) {
-        text += first ? " " : ", ";
-        first = false;
-        if (kind == OperandKind::kList) {
-          text += "[";
-          bool first_item = true;
-          for (int32_t reg : function.ListOf(instruction)) {
-            text += (first_item ? "$" : ", $") + std::to_string(reg);
-            first_item = false;
-          }
-          text += "]";
-          continue;
+  const Function& function = executable.functions.at(index);
+  out << "function " << index << " " << function.name << " (params " << function.param_count;
+  if (function.captured_count) out << ", captured " << function.captured_count;
+  out << ", registers " << function.register_count << ")\n";
+  for (size_t pc = 0; pc < function.code.size(); ++pc) {
+    const Instruction& instruction = function.code[pc];
+    const OpcodeInfo& info = InfoOf(instruction.opcode);
+    std::string text = "  " + std::to_string(pc) + ": " + std::string(info.mnemonic);
+    size_t position = 0;
+    bool first = true;
+    for (OperandKind kind : info.operands) {
+      text += first ? " " : ", ";
+      first = false;
+      if (kind == OperandKind::kList) {
+        text += "[";
+        bool first_item = true;
+        for (int32_t reg : function.ListOf(instruction)) {
+          text += (first_item ? "$" : ", $") + std::to_string(reg);
+          first_item = false;
         }
-        const int32_t operand = instruction.operands[position++];
-        switch (kind) {
-          case OperandKind::kDst:
-          case OperandKind::kReg:
-            text += "$" + std::to_string(operand);
-            break;
-          case OperandKind::kFunc:
-            text += size_t(operand) < executable.functions.size()
-                        ? executable.functions[operand].name
-                        : "function#" + std::to_string(operand);
-            break;
-          case OperandKind::kKernel:
-            text += size_t(operand) < executable.kernels.size()
-                        ? executable.kernels[operand].op
-                        : "kernel#" + std::to_string(operand);
-            break;
-          case OperandKind::kTag:
-            text += size_t(operand) < executable.constructors.size()
-                        ? executable.constructors[operand].name
-                        : "tag#" + std::to_string(operand);
-            break;
-          case OperandKind::kConst:
-            text += "const#" + std::to_string(operand);
-            break;
-          case OperandKind::kTarget:
-            text += "@" + std::to_string(operand);
-            break;
-          case OperandKind::kString:
-            text += "string#" + std::to_string(operand);
-            break;
-          default:
-            text += std::to_string(operand);
-            break;
-        }
+        text += "]";
+        continue;
       }
-      if (instruction.location.line > 0) {
-        if (text.size() < 48) text.resize(48, ' ');
-        text += "  ; line " + std::to_string(instruction.location.line);
+      const int32_t operand = instruction.operands[position++];
+      switch (kind) {
+        case OperandKind::kDst:
+        case OperandKind::kReg:
+          text += "$" + std::to_string(operand);
+          break;
+        case OperandKind::kFunc:
+          text += size_t(operand) < executable.functions.size()
+                      ? executable.functions[operand].name
+                      : "function#" + std::to_string(operand);
+          break;
+        case OperandKind::kKernel:
+          text += size_t(operand) < executable.kernels.size() ? executable.kernels[operand].op
+                                                              : "kernel#" + std::to_string(operand);
+          break;
+        case OperandKind::kTag:
+          text += size_t(operand) < executable.constructors.size()
+                      ? executable.constructors[operand].name
+                      : "tag#" + std::to_string(operand);
+          break;
+        case OperandKind::kConst:
+          text += "const#" + std::to_string(operand);
+          break;
+        case OperandKind::kTarget:
+          text += "@" + std::to_string(operand);
+          break;
+        case OperandKind::kString:
+          text += "string#" + std::to_string(operand);
+          break;
+        default:
+          text += std::to_string(operand);
+          break;
       }
-      out << text << "\n";
     }
+    if (instruction.location.line > 0) {
+      if (text.size() < 48) text.resize(48, ' ');
+      text += "  ; line " + std::to_string(instruction.location.line);
+    }
+    out << text << "\n";
   }
   return out.str();
 }

@@ -141,5 +141,7 @@ void Verify(const Executable& executable);
 // Human-readable listing: each function's signature, register count and
 // instructions with their source lines.
 std::string Disassemble(const Executable& executable);
+// The same for function `index` alone.
+std::string DisassembleFunction(const Executable& executable, size_t index);
 
 }  // namespace relay::vm
