@@ -1,0 +1,86 @@
+// The VM's own costs, apart from kernel work: instruction dispatch, a call
+// and return, and invoking a kernel on 0-d tensors. Each case runs a
+// generated straight-line Relay function of kSteps steps (a let chain, so
+// nothing but the measured operation repeats) and reports the time per step.
+//
+//   ninja -C build vm_bench && build/bench/vm_bench
+//
+// The end-to-end comparison with CPython is bench/programs/count_loop.relay
+// against bench/count_loop.py.
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <string>
+
+#include "compiler/codegen/bytecode_compiler.h"
+#include "compiler/diagnostics.h"
+#include "compiler/frontend.h"
+#include "relay/error.h"
+#include "vm/interpreter/virtual_machine.h"
+
+namespace relay {
+namespace {
+
+constexpr int kSteps = 10000;
+
+std::shared_ptr<const vm::Executable> Compile(const std::string& body) {
+  std::string text = "#[version = \"0.0.5\"]\n" + body;
+  Diagnostics diagnostics("bench.relay", std::make_shared<const std::string>(text));
+  ir::Module module = compiler::ParseAndCheck(diagnostics);
+  if (diagnostics.has_errors()) throw Error(ErrorKind::kInternal, diagnostics.FormatAll());
+  return std::make_shared<const vm::Executable>(
+      codegen::CompileToBytecode(module, &compiler::Prelude()));
+}
+
+// @main() -> T: let %v1 = STEP(%v0); let %v2 = STEP(%v1); ...
+std::string Chain(const std::string& type, const std::string& start,
+                  const std::string& step_format) {
+  std::string body = "def @main() -> " + type + " {\n  let %v0 = " + start + ";\n";
+  for (int step = 1; step <= kSteps; ++step) {
+    std::string step_text = step_format;
+    const std::string previous = "%v" + std::to_string(step - 1);
+    for (size_t at; (at = step_text.find("PREV")) != std::string::npos;)
+      step_text.replace(at, 4, previous);
+    body += "  let %v" + std::to_string(step) + " = " + step_text + ";\n";
+  }
+  return body + "  %v" + std::to_string(kSteps) + "\n}\n";
+}
+
+void RunSteps(benchmark::State& state, const std::shared_ptr<const vm::Executable>& executable) {
+  vm::VirtualMachine machine(executable);
+  benchmark::DoNotOptimize(machine.Invoke("main", {}));  // compiles the kernels
+  const uint64_t before = machine.instructions_executed();
+  for (auto _ : state) benchmark::DoNotOptimize(machine.Invoke("main", {}));
+  const double instructions =
+      double(machine.instructions_executed() - before) / double(state.iterations());
+  state.counters["instructions/step"] = instructions / kSteps;
+  state.counters["ns/step"] = benchmark::Counter(
+      double(kSteps), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+// Two instructions a step (alloc_tuple, get_field): the interpreter's
+// dispatch and register traffic with the cheapest work there is.
+void BM_Dispatch(benchmark::State& state) {
+  static const auto executable = Compile(Chain("int32", "1", "(PREV, PREV).0"));
+  RunSteps(state, executable);
+}
+BENCHMARK(BM_Dispatch);
+
+// One call and one return a step (the callee's body is its parameter).
+void BM_CallReturn(benchmark::State& state) {
+  static const auto executable =
+      Compile("def @id(%x: int32) -> int32 { %x }\n" + Chain("int32", "1", "@id(PREV)"));
+  RunSteps(state, executable);
+}
+BENCHMARK(BM_CallReturn);
+
+// One kernel invocation on 0-d int32 tensors a step, plus the load of its
+// constant operand.
+void BM_KernelInvokeScalar(benchmark::State& state) {
+  static const auto executable = Compile(Chain("int32", "1", "add(PREV, 1)"));
+  RunSteps(state, executable);
+}
+BENCHMARK(BM_KernelInvokeScalar);
+
+}  // namespace
+}  // namespace relay
