@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <deque>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "compiler/codegen/use_counts.h"
 #include "compiler/ir/expr_functor.h"
 #include "kernels/operator.h"
 #include "relay/error.h"
@@ -107,6 +109,25 @@ vm::SourceLocation LocationOf(const Node& node) {
 
 bool IsTupleType(const Type& type) {
   return type && type->kind() == NodeKind::kTupleType;
+}
+
+// An operator call that may be part of a fused kernel: tensors in and out,
+// a compute definition, an output shape that depends on shapes only.
+bool IsFusable(const Expr& expr) {
+  const auto* call = As<CallNode>(expr);
+  if (call == nullptr) return false;
+  const auto* op = As<OpNode>(call->callee);
+  if (op == nullptr) return false;
+  const kernels::OperatorDefinition& definition = *op->definition;
+  if (definition.pattern == kernels::FusionPattern::kOpaque || !definition.compute ||
+      definition.shape_dependence != kernels::ShapeDependence::kInputShapes ||
+      IsTupleType(call->checked_type())) {
+    return false;
+  }
+  for (const Expr& arg : call->args) {
+    if (IsTupleType(arg->checked_type())) return false;
+  }
+  return true;
 }
 
 class ModuleCompiler;
@@ -217,6 +238,28 @@ class FunctionCompiler {
   std::unordered_map<const VarNode*, int32_t> variables_;
   std::unordered_map<const ExprNode*, Computed> computed_;
   const ExprNode* site_ = nullptr;  // the innermost located expression being compiled
+
+  // ---- fusion ----
+  // Operator calls compose into one kernel (a primitive function) where a
+  // producer's value is used once, by the consumer: elementwise, broadcast
+  // and injective operators chain; a dense, matmul, convolution or
+  // reduction (an anchor, at most one a group) takes an elementwise
+  // epilogue and a reduction takes injective producers. Anchors' other
+  // inputs, and everything else, stay separate values.
+  struct FusionGroup {
+    std::vector<kernels::FusedOperator> operators;
+    std::vector<int32_t> inputs;  // registers, one per group input
+    bool has_anchor = false;
+  };
+  static constexpr size_t kMaximumGroup = 64;
+  int32_t CompileOperatorCall(const CallNode& call, const OpNode& op);
+  int32_t AddToGroup(const CallNode& call, FusionGroup& group);
+  // The fusable operator call `arg` stands for (itself, or the deferred
+  // value of a let-bound variable), when its value is used only there.
+  const CallNode* ProducerOf(const Expr& arg) const;
+  std::unique_ptr<UseCounts> uses_;
+  // Let-bound fusable calls used once, compiled where they are used.
+  std::unordered_map<const VarNode*, Expr> deferred_;
   std::vector<int> blocks_{0};
   int block_count_ = 0;
 };
@@ -362,6 +405,7 @@ class ModuleCompiler {
 
 void FunctionCompiler::Compile() {
   const FunctionNode& function = *pending_.function;
+  uses_ = std::make_unique<UseCounts>(function);
   out_.register_count = out_.param_count;
   int32_t next = 0;
   for (const VarNode* var : pending_.captured) variables_[var] = next++;
@@ -398,6 +442,8 @@ int32_t FunctionCompiler::CompileExpr(const Expr& root, bool tail) {
     const auto* function = As<FunctionNode>(let->value);
     if (function != nullptr) {
       variables_[let->var.get()] = Lift(*function, let->var.get(), *let);
+    } else if (IsFusable(let->value) && uses_->Of(let->var.get()) == 1) {
+      deferred_[let->var.get()] = let->value;  // operator calls are pure: move to the use
     } else {
       variables_[let->var.get()] = Value(let->value);
     }
@@ -413,6 +459,11 @@ int32_t FunctionCompiler::CompileExpr(const Expr& root, bool tail) {
   const Node& origin = defined_elsewhere && site_ != nullptr ? *site_ : *expr;
   switch (expr->kind()) {
     case NodeKind::kVar: {
+      if (auto deferred = deferred_.find(As<VarNode>(expr)); deferred != deferred_.end()) {
+        Expr value = deferred->second;
+        deferred_.erase(deferred);
+        return variables_[As<VarNode>(expr)] = Value(value);
+      }
       auto found = variables_.find(As<VarNode>(expr));
       RELAY_CHECK(found != variables_.end(),
                   "variable %" + As<VarNode>(expr)->name_hint + " not in scope");
@@ -488,17 +539,7 @@ int32_t FunctionCompiler::CompileExpr(const Expr& root, bool tail) {
 
 int32_t FunctionCompiler::CompileCall(const CallNode& call, bool tail) {
   const Expr& callee = call.callee;
-  if (const auto* op = As<OpNode>(callee)) {
-    vm::KernelCall kernel;
-    kernel.op = op->name();
-    kernel.attrs = call.attrs;
-    kernel.tuple_input = call.args.size() == 1 && IsTupleType(call.args[0]->checked_type());
-    kernel.tuple_result = IsTupleType(call.checked_type());
-    std::vector<int32_t> args = Values(call.args);
-    int32_t result = NewRegister();
-    Emit(vm::Opcode::kInvokeKernel, {result, module_.Kernel(std::move(kernel))}, args, call);
-    return result;
-  }
+  if (const auto* op = As<OpNode>(callee)) return CompileOperatorCall(call, *op);
   if (const auto* constructor = As<ConstructorNode>(callee)) {
     std::vector<int32_t> args = Values(call.args);
     int32_t result = NewRegister();
@@ -525,6 +566,101 @@ int32_t FunctionCompiler::CompileCall(const CallNode& call, bool tail) {
   int32_t result = NewRegister();
   Emit(vm::Opcode::kInvokeClosure, {result, closure}, args, call);
   return result;
+}
+
+int32_t FunctionCompiler::CompileOperatorCall(const CallNode& call, const OpNode& op) {
+  if (IsFusable(Expr(&call))) {
+    FusionGroup group;
+    AddToGroup(call, group);
+    if (group.operators.size() > 1) {
+      vm::KernelCall kernel;
+      kernel.op = "fused(";
+      for (size_t index = 0; index < group.operators.size(); ++index)
+        kernel.op += (index ? "+" : "") + group.operators[index].op;
+      kernel.op += ")";
+      kernel.fused = std::move(group.operators);
+      int32_t result = NewRegister();
+      Emit(vm::Opcode::kInvokeKernel, {result, module_.Kernel(std::move(kernel))}, group.inputs,
+           call);
+      return result;
+    }
+    // Nothing fused: the arguments are compiled already.
+    vm::KernelCall kernel;
+    kernel.op = op.name();
+    kernel.attrs = call.attrs;
+    int32_t result = NewRegister();
+    std::vector<int32_t> args;
+    for (int32_t input : group.operators[0].inputs) args.push_back(group.inputs[input]);
+    Emit(vm::Opcode::kInvokeKernel, {result, module_.Kernel(std::move(kernel))}, args, call);
+    return result;
+  }
+  vm::KernelCall kernel;
+  kernel.op = op.name();
+  kernel.attrs = call.attrs;
+  kernel.tuple_input = call.args.size() == 1 && IsTupleType(call.args[0]->checked_type());
+  kernel.tuple_result = IsTupleType(call.checked_type());
+  std::vector<int32_t> args = Values(call.args);
+  int32_t result = NewRegister();
+  Emit(vm::Opcode::kInvokeKernel, {result, module_.Kernel(std::move(kernel))}, args, call);
+  return result;
+}
+
+const CallNode* FunctionCompiler::ProducerOf(const Expr& arg) const {
+  if (const auto* var = As<VarNode>(arg)) {
+    auto deferred = deferred_.find(var);
+    return deferred == deferred_.end() ? nullptr : As<CallNode>(deferred->second);
+  }
+  if (!IsFusable(arg) || uses_->Of(arg.get()) != 1 || Reuse(arg.get())) return nullptr;
+  return As<CallNode>(arg);
+}
+
+int32_t FunctionCompiler::AddToGroup(const CallNode& call, FusionGroup& group) {
+  using kernels::FusionPattern;
+  const FusionPattern pattern = As<OpNode>(call.callee)->definition->pattern;
+  const bool is_anchor =
+      pattern == FusionPattern::kOutElementwiseFusable || pattern == FusionPattern::kCommReduce;
+  group.has_anchor = group.has_anchor || is_anchor;
+  kernels::FusedOperator fused;
+  fused.op = As<OpNode>(call.callee)->name();
+  fused.attrs = call.attrs;
+  for (const Expr& arg : call.args) {
+    const CallNode* producer = ProducerOf(arg);
+    bool absorb = false;
+    if (producer != nullptr && group.operators.size() + 1 < kMaximumGroup) {
+      const FusionPattern inner = As<OpNode>(producer->callee)->definition->pattern;
+      const bool inner_injective = inner == FusionPattern::kElementwise ||
+                                   inner == FusionPattern::kBroadcast ||
+                                   inner == FusionPattern::kInjective;
+      const bool inner_anchor =
+          inner == FusionPattern::kOutElementwiseFusable || inner == FusionPattern::kCommReduce;
+      switch (pattern) {
+        case FusionPattern::kElementwise:
+        case FusionPattern::kBroadcast:
+          absorb = inner_injective || (inner_anchor && !group.has_anchor);
+          break;
+        case FusionPattern::kInjective:
+        case FusionPattern::kCommReduce:
+          absorb = inner_injective;
+          break;
+        default:
+          break;
+      }
+    }
+    if (absorb) {
+      if (const auto* var = As<VarNode>(arg)) deferred_.erase(var);
+      fused.inputs.push_back(-1 - AddToGroup(*producer, group));
+    } else {
+      const int32_t reg = Value(arg);
+      auto known = std::find(group.inputs.begin(), group.inputs.end(), reg);
+      if (known == group.inputs.end()) {
+        group.inputs.push_back(reg);
+        known = group.inputs.end() - 1;
+      }
+      fused.inputs.push_back(static_cast<int32_t>(known - group.inputs.begin()));
+    }
+  }
+  group.operators.push_back(std::move(fused));
+  return static_cast<int32_t>(group.operators.size() - 1);
 }
 
 int32_t FunctionCompiler::CompileIf(const IfNode& branch, bool tail) {

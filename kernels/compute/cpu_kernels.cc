@@ -342,6 +342,72 @@ std::shared_ptr<const PreparedOperator> PrepareOperator(std::string_view name,
   return PrepareDefinition(definition, tensors, types, attrs);
 }
 
+std::shared_ptr<const PreparedOperator> PrepareFusedOperators(
+    std::span<const FusedOperator> operators, std::span<const Ref<Tensor>> tensors) {
+  if (operators.empty()) throw Error(ErrorKind::kUsage, "an empty fused group");
+  std::vector<Buffer> buffers;
+  std::vector<TensorExpr> inputs;
+  std::vector<ValueType> input_types;
+  for (size_t index = 0; index < tensors.size(); ++index) {
+    const Ref<Tensor>& tensor = tensors[index];
+    if (!tensor || tensor->device_id().kind != DeviceKind::kCPU) {
+      throw Error(ErrorKind::kUsage, "a fused kernel runs on host tensors only");
+    }
+    std::vector<Expr> shape;
+    for (int64_t dim : tensor->shape()) shape.push_back(Int(dim));
+    buffers.push_back(Buffer(new BufferNode("in" + std::to_string(index), tensor->dtype(), shape)));
+    inputs.push_back(FromBuffer(buffers.back()));
+    input_types.push_back(ValueType::Tensor(tensor->shape(), tensor->dtype()));
+  }
+  std::vector<TensorExpr> results;
+  std::vector<ValueType> result_types;
+  std::string name = "fused";
+  for (const FusedOperator& fused : operators) {
+    const OperatorDefinition& definition = FindDefinition(fused.op, fused.inputs.size());
+    if (!definition.compute || definition.shape_dependence != ShapeDependence::kInputShapes) {
+      throw Error(ErrorKind::kUsage, "operator " + definition.name + " cannot be fused");
+    }
+    Attrs normalized;
+    if (std::optional<std::string> problem =
+            NormalizeAttrs(definition.attributes, fused.attrs, normalized)) {
+      throw Error(ErrorKind::kUsage, "operator " + definition.name + ": " + *problem);
+    }
+    std::vector<TensorExpr> arguments;
+    std::vector<RelationInput> relation_inputs;
+    for (int32_t input : fused.inputs) {
+      const size_t position = input >= 0 ? size_t(input) : size_t(-1 - input);
+      const bool from_group = input < 0;
+      if (from_group ? position >= results.size() : position >= inputs.size()) {
+        throw Error(ErrorKind::kUsage,
+                    "fused operator " + definition.name + " refers to a missing input");
+      }
+      arguments.push_back(from_group ? results[position] : inputs[position]);
+      relation_inputs.push_back(
+          {from_group ? &result_types[position] : &input_types[position], nullptr});
+    }
+    ValueType type;
+    try {
+      type = definition.relation(relation_inputs, normalized);
+    } catch (const OperatorTypeError& error) {
+      throw Error(ErrorKind::kUsage, "operator " + definition.name + ": " + error.message);
+    }
+    if (type.is_tuple) {
+      throw Error(ErrorKind::kUsage,
+                  "operator " + definition.name + " returns a tuple: not fusable");
+    }
+    results.push_back(definition.compute(arguments, normalized));
+    RELAY_CHECK(results.back().ndim() == type.shape.size() && results.back().dtype == type.dtype,
+                "operator " + definition.name + ": compute and type relation disagree");
+    result_types.push_back(std::move(type));
+    name += "_" + definition.name;
+  }
+  auto prepared = std::make_shared<PreparedOperator>();
+  prepared->name = name;
+  const kir::Kernel kernel = BuildCpuKernel(name, buffers, results.back());
+  prepared->kernels.push_back(PrepareKernel(kernel, result_types.back().shape, {}));
+  return prepared;
+}
+
 Ref<Tensor> RunOperator(std::string_view name, std::span<const Ref<Tensor>> inputs,
                         const Attrs& attrs) {
   auto prepared = PrepareOperator(name, inputs, attrs, InputForm::kTensors);

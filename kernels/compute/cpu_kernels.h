@@ -83,6 +83,24 @@ std::shared_ptr<const PreparedOperator> PrepareOperator(std::string_view name,
                                                         std::span<const Ref<Tensor>> tensors,
                                                         const Attrs& attrs, InputForm form);
 
+// One operator of a fused group (a primitive function): its inputs are the
+// group's inputs (index >= 0) or the results of earlier operators of the
+// group (-1 - their position).
+struct FusedOperator {
+  std::string op;
+  Attrs attrs;
+  std::vector<int32_t> inputs;
+};
+
+// Prepares a fused group for `tensors` (the group's inputs): the operators'
+// compute definitions composed into one kernel whose result is the last
+// operator's. Each operator's type relation runs in order on the types it
+// sees, so shapes are checked as the unfused calls would check them (kUsage
+// naming the operator). Operators with tuple inputs or results, or whose
+// shape depends on input values, cannot be in a group (kUsage).
+std::shared_ptr<const PreparedOperator> PrepareFusedOperators(
+    std::span<const FusedOperator> operators, std::span<const Ref<Tensor>> tensors);
+
 // Runs the operator `name` (an elementwise, broadcast or injective operator
 // of the table) on host tensors and returns its result, a new host tensor.
 // The kernel is specialised to the inputs' dtypes and ranks; for elementwise

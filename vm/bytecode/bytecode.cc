@@ -134,6 +134,25 @@ void Verify(const Executable& executable) {
           }
           break;
         }
+        case Opcode::kInvokeKernel: {
+          const KernelCall& call = executable.kernels[instruction.operands[1]];
+          if (call.tuple_input && list_size != 1) {
+            Reject(function, pc, "kernel " + call.op + " takes one tuple register");
+          }
+          for (size_t position = 0; position < call.fused.size(); ++position) {
+            if (call.tuple_input || call.tuple_result) {
+              Reject(function, pc, "a fused kernel with tuple values");
+            }
+            for (int32_t input : call.fused[position].inputs) {
+              const bool valid =
+                  input >= 0 ? uint32_t(input) < list_size : size_t(-1 - int64_t(input)) < position;
+              if (!valid) {
+                Reject(function, pc, "fused kernel " + call.op + " refers to a missing value");
+              }
+            }
+          }
+          break;
+        }
         case Opcode::kAllocAdt:
           if (executable.constructors[instruction.operands[1]].arity != list_size) {
             Reject(function, pc, "constructor arity mismatch");

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "kernels/attributes.h"
+#include "kernels/compute/cpu_kernels.h"
 #include "relay/dtype.h"
 #include "relay/value.h"
 
@@ -102,14 +103,17 @@ struct Function {
   }
 };
 
-// An operator call the VM runs as a kernel: the operator, its normalised
-// attributes and how its values are shaped (a tuple input is one register
-// holding a Tuple; a tuple result is returned as a Tuple).
+// What the VM runs as one kernel: an operator call (the operator, its
+// normalised attributes and how its values are shaped: a tuple input is one
+// register holding a Tuple, a tuple result is returned as a Tuple), or a
+// fused group of operator calls (a primitive function) composed into one
+// kernel, whose inputs are the instruction's registers.
 struct KernelCall {
-  std::string op;
+  std::string op;  // the operator; for a group, a name listing its operators
   kernels::Attrs attrs;
   bool tuple_input = false;
   bool tuple_result = false;
+  std::vector<kernels::FusedOperator> fused;  // empty unless a fused group
 };
 
 struct ConstructorInfo {

@@ -52,9 +52,11 @@ Value VirtualMachine::InvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>
            site.shapes[index] == tensors[index]->shape();
   }
   if (!same) {
-    site.prepared = kernels::PrepareOperator(
-        call.op, tensors, call.attrs,
-        call.tuple_input ? kernels::InputForm::kTuple : kernels::InputForm::kTensors);
+    site.prepared = !call.fused.empty()
+                        ? kernels::PrepareFusedOperators(call.fused, tensors)
+                        : kernels::PrepareOperator(call.op, tensors, call.attrs,
+                                                   call.tuple_input ? kernels::InputForm::kTuple
+                                                                    : kernels::InputForm::kTensors);
     site.dtypes.clear();
     site.shapes.clear();
     for (const Ref<Tensor>& tensor : tensors) {
