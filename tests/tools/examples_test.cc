@@ -1,0 +1,147 @@
+// The models in examples/ run by `relay-vm run` as a user runs them, each
+// compared with the result NumPy computes in float64 (examples/make_*_data.py
+// wrote the weights, the inputs and those results; the MLP is tested in
+// run_command_test.cc).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "relay/devices.h"
+#include "relay/npy.h"
+#include "relay/tensor.h"
+
+namespace relay {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kRoot = fs::path(RELAY_TEST_FIXTURE_DIR).parent_path().parent_path();
+const fs::path kExamples = kRoot / "examples";
+const fs::path kExpected = kRoot / "tests" / "fixtures" / "examples";
+
+struct CommandResult {
+  int exit_code;
+  std::string output;  // stdout and stderr together
+};
+
+CommandResult RunRelayVm(const std::string& arguments) {
+  std::string command = std::string(RELAY_VM_BINARY) + " " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {-1, "popen failed"};
+  std::string output;
+  std::array<char, 4096> buffer;
+  while (size_t read = fread(buffer.data(), 1, buffer.size(), pipe))
+    output.append(buffer.data(), read);
+  int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+// A scratch directory for one test, removed afterwards.
+class ScratchDirectory {
+ public:
+  ScratchDirectory() {
+    path_ = fs::temp_directory_path() /
+            ("relay-examples-test-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(path_);
+  }
+  ~ScratchDirectory() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+std::string Example(const std::string& name) {
+  return (kExamples / name).string();
+}
+
+// Runs `relay-vm run EXAMPLE ARGUMENTS --output OUT.npy` and compares OUT.npy
+// with tests/fixtures/examples/EXPECTED.
+//
+// Tolerance: relay-vm computes in float32 and the oracle in float64, rounded to
+// float32 at the end. Each output is a softmax probability (0.07 to 0.3 here)
+// after at most a few hundred float32 multiply-adds per value (72-term dot
+// products in the conv net, 7 recurrent steps of 24-term dot products in the
+// LSTM, 4 tree levels in the Tree-LSTM), each rounding by at most 2^-24
+// relative; with tanh, sigmoid and exp approximated to about 1 ulp that stays
+// around 1e-6 relative even when the errors do not cancel. So 1e-5 relative
+// (plus 1e-7 absolute for values near zero) passes a correct float32 model and
+// fails a wrong weight, gate order or step (those change probabilities in the
+// second or third digit). Measured: at most 9e-8 relative.
+void ExpectExampleMatchesNumPy(const std::string& arguments, const std::string& expected_file) {
+  ScratchDirectory scratch;
+  CommandResult result = RunRelayVm("run " + arguments + " --output " + scratch / "out.npy");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  Ref<Tensor> actual = ReadNpy(scratch / "out.npy", HostDevice());
+  Ref<Tensor> expected = ReadNpy((kExpected / expected_file).string(), HostDevice());
+  ASSERT_EQ(actual->dtype(), DType::kFloat32);
+  ASSERT_EQ(actual->shape(), expected->shape());
+  for (int64_t index = 0; index < expected->element_count(); ++index) {
+    float want = expected->data<float>()[index];
+    EXPECT_NEAR(actual->data<float>()[index], want, 1e-5 * std::abs(want) + 1e-7)
+        << expected_file << " element " << index;
+  }
+}
+
+TEST(ExamplesTest, ConvNetMatchesNumPy) {
+  ExpectExampleMatchesNumPy(Example("convnet.relay") + " --params " +
+                                Example("convnet_params.npz") +
+                                " --input images=" + Example("convnet_input.npy"),
+                            "convnet_expected.npy");
+}
+
+// One program, two sequence lengths: the sequence's length is a ? dimension.
+TEST(ExamplesTest, LstmMatchesNumPyOnSequencesOfTwoLengths) {
+  std::string program = Example("lstm.relay") + " --params " + Example("lstm_params.npz");
+  Ref<Tensor> long_sequence = ReadNpy(Example("lstm_input.npy"), HostDevice());
+  Ref<Tensor> short_sequence = ReadNpy(Example("lstm_input_short.npy"), HostDevice());
+  ASSERT_EQ(long_sequence->shape(), (Shape{7, 8}));
+  ASSERT_EQ(short_sequence->shape(), (Shape{3, 8}));
+  ExpectExampleMatchesNumPy(program + " --input sequence=" + Example("lstm_input.npy"),
+                            "lstm_expected.npy");
+  ExpectExampleMatchesNumPy(program + " --input sequence=" + Example("lstm_input_short.npy"),
+                            "lstm_short_expected.npy");
+}
+
+TEST(ExamplesTest, TreeLstmMatchesNumPyOnTwoTreeShapes) {
+  std::string program = Example("tree_lstm.relay") + " --params " +
+                        Example("tree_lstm_params.npz") +
+                        " --input tokens=" + Example("tree_lstm_tokens.npy");
+  ExpectExampleMatchesNumPy(program + " --input heads=" + Example("tree_lstm_heads.npy"),
+                            "tree_lstm_expected.npy");
+  ExpectExampleMatchesNumPy(
+      program + " --input heads=" + (kExpected / "tree_lstm_chain_heads.npy").string(),
+      "tree_lstm_chain_expected.npy");
+}
+
+// The commands examples/README.md shows print the probabilities in Relay's
+// literal syntax.
+TEST(ExamplesTest, ReadmeCommandsPrintProbabilities) {
+  for (const std::string& arguments :
+       {Example("convnet.relay") + " --params " + Example("convnet_params.npz") +
+            " --input images=" + Example("convnet_input.npy"),
+        Example("lstm.relay") + " --params " + Example("lstm_params.npz") +
+            " --input sequence=" + Example("lstm_input.npy"),
+        Example("tree_lstm.relay") + " --params " + Example("tree_lstm_params.npz") +
+            " --input tokens=" + Example("tree_lstm_tokens.npy") +
+            " --input heads=" + Example("tree_lstm_heads.npy")}) {
+    CommandResult result = RunRelayVm("run " + arguments);
+    ASSERT_EQ(result.exit_code, 0) << arguments << "\n" << result.output;
+    EXPECT_EQ(result.output.substr(0, 3), "[[0") << result.output;
+    EXPECT_EQ(std::count(result.output.begin(), result.output.end(), '\n'), 1) << result.output;
+  }
+}
+
+}  // namespace
+}  // namespace relay
