@@ -40,11 +40,19 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> executable)
     : executable_(std::move(executable)) {
   RELAY_CHECK(executable_ != nullptr, "a VirtualMachine needs an executable");
   call_sites_.resize(executable_->kernels.size());
+  for (size_t index = 0; index < call_sites_.size(); ++index) {
+    const KernelCall& call = executable_->kernels[index];
+    if (call.fused.empty() && !call.tuple_input && !call.tuple_result)
+      call_sites_[index].scalar = ScalarOperatorFor(call.op, call.attrs);
+  }
 }
 
 Value VirtualMachine::InvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors) {
   const KernelCall& call = executable_->kernels[kernel];
   CallSite& site = call_sites_[kernel];
+  if (site.scalar != ScalarOperator::kNone) {
+    if (Ref<Tensor> result = RunScalarOperator(site.scalar, tensors, scalar_pool_)) return result;
+  }
   bool same = site.prepared != nullptr && !site.prepared->depends_on_values &&
               site.dtypes.size() == tensors.size();
   for (size_t index = 0; same && index < tensors.size(); ++index) {

@@ -28,6 +28,7 @@
 #include "relay/tensor.h"
 #include "relay/value.h"
 #include "vm/bytecode/bytecode.h"
+#include "vm/interpreter/scalar_operators.h"
 
 namespace relay::vm {
 
@@ -70,6 +71,7 @@ class VirtualMachine {
 
   // What a kernel call site was last prepared for.
   struct CallSite {
+    ScalarOperator scalar = ScalarOperator::kNone;  // the fast path for 0-d inputs, if any
     std::vector<DType> dtypes;
     std::vector<Shape> shapes;
     std::shared_ptr<const kernels::PreparedOperator> prepared;
@@ -79,6 +81,7 @@ class VirtualMachine {
   std::vector<CallSite> call_sites_;  // one per kernel table entry
   std::vector<Value> registers_;
   std::vector<Ref<Tensor>> kernel_inputs_;  // reused by every kernel call
+  ScalarPool scalar_pool_;
   std::vector<Frame> frames_;
   uint64_t instructions_executed_ = 0;
 };
