@@ -23,16 +23,16 @@ struct Subcommand {
 
 constexpr Subcommand kSubcommands[] = {
     {"compile", "compile IN.relay -o OUT.rbc [--params P.npz]",
-     "compile Relay source to a verified bytecode executable", nullptr,
-     "the .rbc executable format (issue 5)"},
+     "compile Relay source to a verified bytecode executable", RunCompileCommand, ""},
     {"run",
-     "run IN.relay [--entry NAME] [--input NAME=FILE.npy | NAME=SCALAR]... [--params P.npz]\n"
-     "           [--output OUT.npy|OUT.npz] [--repeat N] [--random-inputs]",
+     "run IN.relay|IN.rbc [--entry NAME] [--input NAME=FILE.npy | NAME=SCALAR]...\n"
+     "           [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N] [--random-inputs]",
      "run a program on NumPy inputs and print or save its result", RunRunCommand, ""},
     {"check", "check FILE.relay", "type-check a Relay program and print each global's type",
      RunCheckCommand, ""},
     {"fmt", "fmt FILE.relay", "print a Relay program in canonical text form", RunFmtCommand, ""},
-    {"disasm", "disasm IN.relay", "print the bytecode of each function", RunDisasmCommand, ""},
+    {"disasm", "disasm IN.relay|IN.rbc", "print the bytecode of each function", RunDisasmCommand,
+     ""},
 };
 
 void PrintHelp(std::ostream& out) {

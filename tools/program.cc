@@ -7,15 +7,13 @@
 #include "compiler/frontend.h"
 #include "relay/error.h"
 #include "tools/source_file.h"
+#include "vm/bytecode/executable_file.h"
 
 namespace relay::tools {
 
 std::optional<Program> LoadProgram(const std::string& path, std::ostream& err) {
   if (path.size() > 4 && path.ends_with(".rbc")) {
-    throw Error(ErrorKind::kUsage,
-                path +
-                    ": bytecode files (.rbc) cannot be read by this build yet; run the "
-                    ".relay source");
+    return Program{std::make_shared<const vm::Executable>(vm::ReadExecutableFile(path))};
   }
   Diagnostics diagnostics(path, ReadSourceFile(path));
   ir::Module module = compiler::ParseAndCheck(diagnostics);

@@ -8,6 +8,8 @@
 namespace relay::tools {
 
 // Each takes the arguments after its name and returns the exit code.
+int RunCompileCommand(std::span<const std::string_view> arguments, std::ostream& out,
+                      std::ostream& err);
 int RunCheckCommand(std::span<const std::string_view> arguments, std::ostream& out,
                     std::ostream& err);
 int RunFmtCommand(std::span<const std::string_view> arguments, std::ostream& out,

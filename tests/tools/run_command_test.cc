@@ -172,9 +172,9 @@ TEST(RunCommandTest, BadCommandLinesAndFiles) {
   EXPECT_EQ(RunRelayVm("run").exit_code, 2);
   EXPECT_EQ(RunRelayVm("run " + kMlp + " --repeat -1").exit_code, 2);
   EXPECT_EQ(RunRelayVm("run " + kMlp + " --no-such-option").exit_code, 2);
-  CommandResult result = RunRelayVm("run model.rbc");
-  EXPECT_EQ(result.exit_code, 2);
-  EXPECT_TRUE(Contains(result.output, ".rbc")) << result.output;
+  CommandResult result = RunRelayVm("run /no/such/model.rbc");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_TRUE(Contains(result.output, "model.rbc")) << result.output;
   EXPECT_EQ(RunRelayVm("run /no/such/file.relay").exit_code, 1);
 }
 

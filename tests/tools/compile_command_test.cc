@@ -1,0 +1,146 @@
+// relay-vm compile as a user runs it: the MLP example compiled to .rbc runs
+// and disassembles exactly as its source does; broken .rbc files and bad
+// command lines get one clear line and the right exit status.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+namespace relay {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kRoot = fs::path(RELAY_TEST_FIXTURE_DIR).parent_path().parent_path();
+
+struct CommandResult {
+  int exit_code;
+  std::string output;  // stdout and stderr together
+};
+
+CommandResult RunRelayVm(const std::string& arguments) {
+  std::string command = std::string(RELAY_VM_BINARY) + " " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {-1, "popen failed"};
+  std::string output;
+  std::array<char, 4096> buffer;
+  while (size_t read = fread(buffer.data(), 1, buffer.size(), pipe))
+    output.append(buffer.data(), read);
+  int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A scratch directory for one test, removed afterwards.
+class ScratchDirectory {
+ public:
+  ScratchDirectory() {
+    path_ = fs::temp_directory_path() /
+            ("relay-compile-test-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(path_);
+  }
+  ~ScratchDirectory() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+std::string ReadBytes(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(file), {});
+}
+
+const std::string kMlp = (kRoot / "examples" / "mlp.relay").string();
+const std::string kMlpArguments =
+    " --params " + (kRoot / "examples" / "mlp_params.npz").string() +
+    " --input input=" + (kRoot / "examples" / "mlp_input.npy").string();
+
+TEST(CompileCommandTest, TheCompiledMlpRunsAsItsSourceDoes) {
+  ScratchDirectory scratch;
+  const std::string rbc = scratch / "mlp.rbc";
+  CommandResult compiled = RunRelayVm("compile " + kMlp + " -o " + rbc);
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.output;
+  EXPECT_EQ(compiled.output, "");
+  ASSERT_TRUE(fs::exists(rbc));
+  CommandResult from_source = RunRelayVm("run " + kMlp + kMlpArguments);
+  CommandResult from_rbc = RunRelayVm("run " + rbc + kMlpArguments);
+  ASSERT_EQ(from_source.exit_code, 0) << from_source.output;
+  ASSERT_EQ(from_rbc.exit_code, 0) << from_rbc.output;
+  EXPECT_EQ(from_rbc.output.substr(0, 3), "[[0") << from_rbc.output;
+  EXPECT_EQ(from_rbc.output, from_source.output);
+  // Parameters are described in the file: a missing input is still named.
+  CommandResult missing = RunRelayVm("run " + rbc);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_TRUE(Contains(missing.output, "missing input 'input' of type Tensor[(?, 64), float32]"))
+      << missing.output;
+}
+
+TEST(CompileCommandTest, DisassemblyOfTheRbcMatchesTheSource) {
+  ScratchDirectory scratch;
+  const std::string rbc = scratch / "mlp.rbc";
+  ASSERT_EQ(RunRelayVm("compile " + kMlp + " -o " + rbc).exit_code, 0);
+  CommandResult from_source = RunRelayVm("disasm " + kMlp);
+  CommandResult from_rbc = RunRelayVm("disasm " + rbc);
+  ASSERT_EQ(from_rbc.exit_code, 0) << from_rbc.output;
+  EXPECT_TRUE(Contains(from_rbc.output, "function 0 @main")) << from_rbc.output;
+  EXPECT_EQ(from_rbc.output, from_source.output);
+}
+
+TEST(CompileCommandTest, ATruncatedRbcIsOneLineNamingTheFile) {
+  ScratchDirectory scratch;
+  const std::string rbc = scratch / "mlp.rbc";
+  ASSERT_EQ(RunRelayVm("compile " + kMlp + " -o " + rbc).exit_code, 0);
+  const std::string bytes = ReadBytes(rbc);
+  ASSERT_GT(bytes.size(), 100u);
+  for (size_t size : {size_t(0), size_t(5), size_t(40), bytes.size() / 2, bytes.size() - 1}) {
+    const std::string cut = scratch / ("cut" + std::to_string(size) + ".rbc");
+    std::ofstream(cut, std::ios::binary) << bytes.substr(0, size);
+    CommandResult result = RunRelayVm("run " + cut + kMlpArguments);
+    EXPECT_EQ(result.exit_code, 1) << result.output;
+    EXPECT_EQ(result.output.rfind("relay-vm: error: " + cut + ": ", 0), 0u) << result.output;
+    EXPECT_EQ(std::count(result.output.begin(), result.output.end(), '\n'), 1) << result.output;
+  }
+}
+
+TEST(CompileCommandTest, SourceErrorsWriteNothing) {
+  ScratchDirectory scratch;
+  const std::string source = scratch / "bad.relay";
+  std::ofstream(source) << "#[version = \"0.0.5\"]\ndef @main() -> int32 { 1f }\n";
+  CommandResult result = RunRelayVm("compile " + source + " -o " + scratch / "bad.rbc");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(Contains(result.output, "error")) << result.output;
+  EXPECT_FALSE(fs::exists(scratch / "bad.rbc"));
+}
+
+TEST(CompileCommandTest, BadCommandLines) {
+  ScratchDirectory scratch;
+  EXPECT_EQ(RunRelayVm("compile").exit_code, 2);
+  EXPECT_EQ(RunRelayVm("compile " + kMlp).exit_code, 2);
+  EXPECT_EQ(RunRelayVm("compile " + kMlp + " -o").exit_code, 2);
+  EXPECT_EQ(RunRelayVm("compile " + kMlp + " -o " + scratch / "mlp.txt").exit_code, 2);
+  EXPECT_EQ(RunRelayVm("compile " + kMlp + " -o " + scratch / "a.rbc" + " --frobnicate").exit_code,
+            2);
+  CommandResult params =
+      RunRelayVm("compile " + kMlp + " -o " + scratch / "a.rbc" + " --params p.npz");
+  EXPECT_EQ(params.exit_code, 2);
+  EXPECT_TRUE(Contains(params.output, "relay-vm run OUT.rbc --params")) << params.output;
+  EXPECT_EQ(RunRelayVm("compile /no/such/file.relay -o " + scratch / "a.rbc").exit_code, 1);
+}
+
+}  // namespace
+}  // namespace relay

@@ -1,0 +1,60 @@
+// relay-vm compile IN.relay -o OUT.rbc: type-checks and compiles a program
+// and saves its verified bytecode as an executable file
+// (vm/bytecode/executable_file.h), which `relay-vm run` and `disasm` read.
+#include <ostream>
+#include <string>
+
+#include "relay/error.h"
+#include "tools/command_line.h"
+#include "tools/program.h"
+#include "tools/subcommands.h"
+#include "vm/bytecode/executable_file.h"
+
+namespace relay::tools {
+
+namespace {
+
+[[noreturn]] void UsageError(const std::string& message) {
+  throw Error(ErrorKind::kUsage, "relay-vm compile: " + message);
+}
+
+}  // namespace
+
+int RunCompileCommand(std::span<const std::string_view> arguments, std::ostream& /*out*/,
+                      std::ostream& err) {
+  std::string input;
+  std::string output;
+  for (size_t index = 0; index < arguments.size(); ++index) {
+    std::string_view argument = arguments[index];
+    if (argument == "-o" || argument == "--output") {
+      if (index + 1 >= arguments.size()) UsageError(std::string(argument) + " needs a file name");
+      output = std::string(arguments[++index]);
+    } else if (argument == "--params") {
+      // Weights stay outside the executable so that one .rbc serves any
+      // set of them.
+      UsageError(
+          "--params is not accepted here: parameters are bound at run time, with "
+          "'relay-vm run OUT.rbc --params P.npz'");
+    } else if (argument.starts_with("-") && argument != "-") {
+      UsageError("unknown option '" + std::string(argument) + "'");
+    } else if (input.empty()) {
+      input = std::string(argument);
+    } else {
+      UsageError("expected one input file, got '" + input + "' and '" + std::string(argument) +
+                 "'");
+    }
+  }
+  if (input.empty() || output.empty()) {
+    UsageError("expected 'relay-vm compile IN.relay -o OUT.rbc'");
+  }
+  if (!output.ends_with(".rbc"))
+    UsageError("the output file must end in .rbc, got '" + output + "'");
+  std::optional<Program> program = LoadProgram(input, err);
+  if (!program) return kExitFailure;
+  // What is saved must load: verify before writing anything.
+  vm::Verify(*program->executable);
+  vm::WriteExecutableFile(output, *program->executable);
+  return kExitSuccess;
+}
+
+}  // namespace relay::tools

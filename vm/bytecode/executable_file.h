@@ -1,0 +1,80 @@
+// The .rbc executable file: an Executable saved to bytes and loaded back
+// with full verification (DESIGN.md sections 4 and 7).
+//
+// The format is our own and versioned independently of the build's version
+// string. Everything is little-endian; integers have fixed widths; a string
+// is a u32 byte length followed by its bytes (no terminator).
+//
+//   header   magic       8 bytes  89 'R' 'B' 'C' 0D 0A 1A 0A
+//            version     u32      kExecutableFormatVersion
+//            sections    u32      number of table entries (exactly 5)
+//   table    per section: id u32, crc32 u32 (of the section's bytes),
+//                         offset u64, size u64 (from the file's start)
+//            table_crc   u32      crc32 of the header and table before it
+//   sections, each id exactly once, inside the file, not overlapping the
+//            header, the table or each other, and read to their last byte:
+//     1 strings       count u32; string...                (fatal messages)
+//     2 constants     count u32; per tensor: dtype u8 (relay/dtypes.def
+//                     order), rank u32, dims i64 x rank, then the
+//                     row-major element bytes (host tensors only)
+//     3 kernels       count u32; per kernel: operator string, flags u8
+//                     (1: tuple_input, 2: tuple_result), attributes,
+//                     fused operator count u32 (0 unless a fused group) and
+//                     per fused operator: operator string, attributes,
+//                     input count u32, inputs i32... (>= 0: a group input,
+//                     -1 - k: the result of the group's operator k)
+//                     attributes: count u32; per attribute: name string, value
+//                     value: kind u8 (0 none, 1 bool u8, 2 int i64,
+//                     3 float f64 bits, 4 string, 5 list: count u32, value...)
+//     4 constructors  count u32; per constructor: name string, arity u32
+//     5 functions     count u32; per function: name string, source string,
+//                     param_count u32, captured_count u32, register_count u32,
+//                     ParamInfo count u32 and per ParamInfo: name string,
+//                     is_tensor u8, dtype u8, rank u32, dims i64 x rank,
+//                     type_text string;
+//                     instruction count u32 and per instruction (29 bytes):
+//                     opcode u8, operands i32 x 3, list_begin u32,
+//                     list_size u32, line i32, column i32;
+//                     register list length u32, registers i32...
+//
+// Loading never trusts the bytes: every count is checked against the bytes
+// left before anything is allocated, attribute lists nest at most
+// kMaxAttributeDepth deep, each kernel's operator (each operator of a fused
+// group) must exist and its attributes normalise against the operator's
+// schema, a fused group's inputs must exist at every call, entry parameter
+// descriptions must match their function, and the result must pass Verify.
+// An executable that loads cannot make the interpreter read out of bounds.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "vm/bytecode/bytecode.h"
+
+namespace relay::vm {
+
+inline constexpr uint32_t kExecutableFormatVersion = 1;
+inline constexpr int kMaxAttributeDepth = 8;
+// Bounds that keep a loaded executable from asking for absurd memory: the
+// interpreter allocates register_count registers per frame.
+inline constexpr uint32_t kMaxRegisterCount = 1u << 24;
+inline constexpr uint32_t kMaxTensorRank = 32;
+
+// The bytes of `executable` in the format above. Throws kUsage if a constant
+// is not a host tensor.
+std::string SerializeExecutable(const Executable& executable);
+
+// Parses and verifies `bytes`. Throws Error(kLoad, "NAME: problem") for any
+// malformed input, where NAME is `name` (a file name, for messages).
+Executable LoadExecutable(std::span<const uint8_t> bytes, const std::string& name);
+
+// Writes `executable` to `path` atomically (a temporary file in the same
+// directory, renamed over `path`). Throws kRuntime naming `path` on failure.
+void WriteExecutableFile(const std::string& path, const Executable& executable);
+
+// Reads and loads `path`; kLoad naming `path` if it cannot be read or is
+// malformed.
+Executable ReadExecutableFile(const std::string& path);
+
+}  // namespace relay::vm
