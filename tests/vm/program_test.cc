@@ -143,7 +143,7 @@ INSTANTIATE_TEST_SUITE_P(Programs, VmProgramTest,
                          [](const auto& info) { return info.param.name; });
 
 TEST(VmProgramCorpusTest, HasTheProgramsItShould) {
-  EXPECT_GE(ProgramsIn(kProgramDirectory / "run", "").size(), 21u);
+  EXPECT_GE(ProgramsIn(kProgramDirectory / "run", "").size(), 43u);
 }
 
 // ---- the VM against the reference evaluator -------------------------------------------------
