@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "compiler/codegen/liveness.h"
 #include "compiler/codegen/use_counts.h"
 #include "compiler/ir/expr_functor.h"
 #include "kernels/operator.h"
@@ -177,7 +178,17 @@ class FunctionCompiler {
     if (std::optional<int32_t> reused = Reuse(expr.get())) return *reused;
     int32_t result = CompileExpr(expr, false);
     computed_[expr.get()] = {result, blocks_.back()};
+    MarkWorthKilling(result, expr->checked_type());
     return result;
+  }
+  // Whether freeing a value of `type` early is worth a kill instruction:
+  // not for scalars, which cost nothing to keep.
+  void MarkWorthKilling(int32_t reg, const Type& type) {
+    bool worth = true;
+    if (const auto* tensor = As<TensorTypeNode>(type)) worth = !tensor->shape.empty();
+    if (const auto* tuple = As<TupleTypeNode>(type)) worth = !tuple->fields.empty();
+    if (worth_killing_.size() <= size_t(reg)) worth_killing_.resize(size_t(reg) + 1, false);
+    worth_killing_[size_t(reg)] = worth;
   }
   // Compiles a branch (of an if or a match) as a block of its own.
   int32_t BranchValue(const Expr& expr) {
@@ -258,6 +269,7 @@ class FunctionCompiler {
   // value of a let-bound variable), when its value is used only there.
   const CallNode* ProducerOf(const Expr& arg) const;
   std::unique_ptr<UseCounts> uses_;
+  std::vector<bool> worth_killing_;  // by register, for the liveness pass
   // Let-bound fusable calls used once, compiled where they are used.
   std::unordered_map<const VarNode*, Expr> deferred_;
   std::vector<int> blocks_{0};
@@ -408,14 +420,21 @@ void FunctionCompiler::Compile() {
   uses_ = std::make_unique<UseCounts>(function);
   out_.register_count = out_.param_count;
   int32_t next = 0;
-  for (const VarNode* var : pending_.captured) variables_[var] = next++;
-  for (const Var& param : function.params) variables_[param.get()] = next++;
+  for (const VarNode* var : pending_.captured) {
+    MarkWorthKilling(next, var->checked_type());
+    variables_[var] = next++;
+  }
+  for (const Var& param : function.params) {
+    MarkWorthKilling(next, param->checked_type());
+    variables_[param.get()] = next++;
+  }
   if (pending_.self != nullptr) {
     int32_t self = NewRegister();
     Emit(vm::Opcode::kLoadSelf, {self}, function);
     variables_[pending_.self] = self;
   }
   Tail(function.body);
+  KillDeadRegisters(out_, worth_killing_);
 }
 
 int32_t FunctionCompiler::Lift(const FunctionNode& function, const VarNode* self,
@@ -700,6 +719,7 @@ void FunctionCompiler::CompilePattern(const Pattern& pattern, int32_t value,
     const Pattern& field = (*fields)[index];
     if (As<PatternWildcardNode>(field) != nullptr) continue;
     int32_t loaded = NewRegister();
+    MarkWorthKilling(loaded, nullptr);
     Emit(vm::Opcode::kGetField, {loaded, value, static_cast<int32_t>(index)}, *field);
     CompilePattern(field, loaded, failures);
   }
