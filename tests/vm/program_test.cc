@@ -6,9 +6,10 @@
 //     // expect-backtrace: A | B          (prefixes of the backtrace's frames)
 //   Expected results were derived by hand from the programs' meaning.
 // - Every program there and in tests/programs/frontend/valid whose @main
-//   takes no arguments also runs on the reference evaluator (the tree-walking
-//   oracle, compiler/evaluator), and the VM must print the same result or
-//   fail with the same kind of error.
+//   takes tensors of known shape also runs on the reference evaluator (the
+//   tree-walking oracle, compiler/evaluator), and the VM, running the
+//   program's bytecode saved to .rbc bytes and loaded back, must print the
+//   same result or fail with the same kind of error.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,6 +28,7 @@
 #include "relay/devices.h"
 #include "relay/error.h"
 #include "relay/float16.h"
+#include "vm/bytecode/executable_file.h"
 #include "vm/interpreter/virtual_machine.h"
 
 namespace relay {
@@ -214,10 +216,15 @@ TEST_P(VmMatchesEvaluatorTest, SameResult) {
   if (!arguments) GTEST_SKIP() << "@main takes a parameter that is not a tensor of known shape";
   std::string vm_result, evaluator_result;
   std::optional<ErrorKind> vm_error, evaluator_error;
+  // The VM runs the executable as saved to and loaded from .rbc bytes, so
+  // the whole corpus also checks the file format.
+  const std::string bytes = vm::SerializeExecutable(*compiled.executable);
+  auto loaded = std::make_shared<const vm::Executable>(vm::LoadExecutable(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+      program.name + ".rbc"));
   try {
-    vm::VirtualMachine machine(compiled.executable);
-    vm_result =
-        FormatValue(machine.Invoke("main", *arguments), compiled.executable->PrintOptions());
+    vm::VirtualMachine machine(loaded);
+    vm_result = FormatValue(machine.Invoke("main", *arguments), loaded->PrintOptions());
   } catch (const Error& error) {
     vm_error = error.kind();
     vm_result = error.what();
