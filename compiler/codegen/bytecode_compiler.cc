@@ -131,6 +131,38 @@ bool IsFusable(const Expr& expr) {
   return true;
 }
 
+// Whether evaluating `expr` can have no effect but its value: no calls of
+// functions (which may write references or fail), no reference writes, no
+// match (which may fail). Operator calls count as pure; a failing one (a
+// shape error) is then not reported when its value is unused.
+bool IsPure(const Expr& expr) {
+  switch (expr->kind()) {
+    case NodeKind::kVar:
+    case NodeKind::kGlobalVar:
+    case NodeKind::kConstant:
+    case NodeKind::kConstructor:
+    case NodeKind::kFunction:
+    case NodeKind::kOp:
+      return true;
+    case NodeKind::kCall: {
+      const auto* call = As<CallNode>(expr);
+      if (As<OpNode>(call->callee) == nullptr && As<ConstructorNode>(call->callee) == nullptr) {
+        return false;
+      }
+      break;
+    }
+    case NodeKind::kTuple:
+    case NodeKind::kTupleGetItem:
+      break;
+    default:
+      return false;
+  }
+  for (const Expr& child : ExprChildren(expr)) {
+    if (!IsPure(child)) return false;
+  }
+  return true;
+}
+
 class ModuleCompiler;
 
 // A function waiting to be compiled: a global, or a lifted nested function
@@ -459,8 +491,13 @@ int32_t FunctionCompiler::CompileExpr(const Expr& root, bool tail) {
   // Let chains in a loop: they may be very long.
   while (const auto* let = As<LetNode>(expr)) {
     const auto* function = As<FunctionNode>(let->value);
-    if (function != nullptr) {
-      variables_[let->var.get()] = Lift(*function, let->var.get(), *let);
+    if (uses_->Of(let->var.get()) == 0 && IsPure(let->value)) {
+      // Dead code: nothing reads it and computing it has no effect.
+    } else if (function != nullptr) {
+      // Only a function that calls itself needs to reach its own closure.
+      const std::vector<const VarNode*> free = FreeVariables::Of(*function);
+      const bool recursive = std::find(free.begin(), free.end(), let->var.get()) != free.end();
+      variables_[let->var.get()] = Lift(*function, recursive ? let->var.get() : nullptr, *let);
     } else if (IsFusable(let->value) && uses_->Of(let->var.get()) == 1) {
       deferred_[let->var.get()] = let->value;  // operator calls are pure: move to the use
     } else {
