@@ -1,5 +1,5 @@
 // The VM's own costs, apart from kernel work: instruction dispatch, a call
-// and return, and invoking a kernel on 0-d tensors. Each case runs a
+// and return, scalar arithmetic, and invoking a kernel on 0-d tensors. Each case runs a
 // generated straight-line Relay function of kSteps steps (a let chain, so
 // nothing but the measured operation repeats) and reports the time per step.
 //
@@ -74,10 +74,19 @@ void BM_CallReturn(benchmark::State& state) {
 }
 BENCHMARK(BM_CallReturn);
 
-// One kernel invocation on 0-d int32 tensors a step, plus the load of its
-// constant operand.
+// Arithmetic on 0-d tensors, which the VM does itself (scalar_operators.h):
+// one add a step. Each value is used twice, so nothing fuses.
+void BM_ScalarArithmetic(benchmark::State& state) {
+  static const auto executable = Compile(Chain("int32", "1", "add(PREV, PREV)"));
+  RunSteps(state, executable);
+}
+BENCHMARK(BM_ScalarArithmetic);
+
+// One kernel invocation on 0-d float32 tensors a step: divide has no VM
+// fast path, so this is a prepared kernel's launch and its result's
+// allocation.
 void BM_KernelInvokeScalar(benchmark::State& state) {
-  static const auto executable = Compile(Chain("int32", "1", "add(PREV, 1)"));
+  static const auto executable = Compile(Chain("float32", "1f", "divide(PREV, PREV)"));
   RunSteps(state, executable);
 }
 BENCHMARK(BM_KernelInvokeScalar);

@@ -293,6 +293,7 @@ class FunctionCompiler {
     std::vector<kernels::FusedOperator> operators;
     std::vector<int32_t> inputs;  // registers, one per group input
     bool has_anchor = false;
+    size_t size = 0;  // operators entered so far (operators lists finished ones)
   };
   static constexpr size_t kMaximumGroup = 64;
   int32_t CompileOperatorCall(const CallNode& call, const OpNode& op);
@@ -302,8 +303,21 @@ class FunctionCompiler {
   const CallNode* ProducerOf(const Expr& arg) const;
   std::unique_ptr<UseCounts> uses_;
   std::vector<bool> worth_killing_;  // by register, for the liveness pass
-  // Let-bound fusable calls used once, compiled where they are used.
+  // Let-bound fusable calls used once, compiled where they are used, and
+  // how long the chain of deferred calls each one ends is.
   std::unordered_map<const VarNode*, Expr> deferred_;
+  std::unordered_map<const VarNode*, size_t> deferred_depth_;
+  size_t DeferredDepth(const CallNode& call) const {
+    size_t depth = 1;
+    for (const Expr& arg : call.args) {
+      if (const auto* var = As<VarNode>(arg)) {
+        auto found = deferred_depth_.find(var);
+        if (found != deferred_depth_.end() && deferred_.count(var))
+          depth = std::max(depth, found->second + 1);
+      }
+    }
+    return depth;
+  }
   std::vector<int> blocks_{0};
   int block_count_ = 0;
 };
@@ -498,8 +512,13 @@ int32_t FunctionCompiler::CompileExpr(const Expr& root, bool tail) {
       const std::vector<const VarNode*> free = FreeVariables::Of(*function);
       const bool recursive = std::find(free.begin(), free.end(), let->var.get()) != free.end();
       variables_[let->var.get()] = Lift(*function, recursive ? let->var.get() : nullptr, *let);
-    } else if (IsFusable(let->value) && uses_->Of(let->var.get()) == 1) {
-      deferred_[let->var.get()] = let->value;  // operator calls are pure: move to the use
+    } else if (IsFusable(let->value) && uses_->Of(let->var.get()) == 1 &&
+               DeferredDepth(*As<CallNode>(let->value)) < kMaximumGroup) {
+      // Operator calls are pure: move to the use. A long chain of them is
+      // compiled in pieces, so compiling and fusing it never recurses deeper
+      // than a group.
+      deferred_[let->var.get()] = let->value;
+      deferred_depth_[let->var.get()] = DeferredDepth(*As<CallNode>(let->value));
     } else {
       variables_[let->var.get()] = Value(let->value);
     }
@@ -676,13 +695,14 @@ int32_t FunctionCompiler::AddToGroup(const CallNode& call, FusionGroup& group) {
   const bool is_anchor =
       pattern == FusionPattern::kOutElementwiseFusable || pattern == FusionPattern::kCommReduce;
   group.has_anchor = group.has_anchor || is_anchor;
+  ++group.size;
   kernels::FusedOperator fused;
   fused.op = As<OpNode>(call.callee)->name();
   fused.attrs = call.attrs;
   for (const Expr& arg : call.args) {
     const CallNode* producer = ProducerOf(arg);
     bool absorb = false;
-    if (producer != nullptr && group.operators.size() + 1 < kMaximumGroup) {
+    if (producer != nullptr && group.size < kMaximumGroup) {
       const FusionPattern inner = As<OpNode>(producer->callee)->definition->pattern;
       const bool inner_injective = inner == FusionPattern::kElementwise ||
                                    inner == FusionPattern::kBroadcast ||
