@@ -1,9 +1,11 @@
 // Compute definitions of the elementwise and broadcast operators, attached
 // to the operator table's entries. Float16 is stored as float16 but computed
 // in float32, as on CPUs without half-precision arithmetic.
+#include "kernels/compute/elementwise_compute.h"
+
+#include <limits>
 #include <unordered_map>
 
-#include "kernels/compute/elementwise_compute.h"
 #include "kernels/operator_table.h"
 
 namespace relay::kernels {
@@ -79,6 +81,17 @@ std::unordered_map<std::string, ComputeFunction> ElementwiseComputes() {
   computes["ceil"] = UnaryCompute(Op(UnaryOp::kCeil));
   computes["round"] = UnaryCompute(Op(UnaryOp::kRound));
   computes["logical_not"] = UnaryCompute(Op(UnaryOp::kNot));
+  computes["sin"] = UnaryCompute(Op(UnaryOp::kSin));
+  computes["cos"] = UnaryCompute(Op(UnaryOp::kCos));
+  // NaN is the one value unequal to itself (an unordered compare).
+  computes["isnan"] = UnaryCompute(
+      [](const Expr& x, const Attrs&) { return Binary(BinaryOp::kNotEqual, x, x); }, DType::kBool);
+  computes["isinf"] = UnaryCompute(
+      [](const Expr& x, const Attrs&) {
+        return Binary(BinaryOp::kEqual, Unary(UnaryOp::kAbs, x),
+                      Float(std::numeric_limits<double>::infinity(), x->dtype));
+      },
+      DType::kBool);
   computes["copy"] = UnaryCompute([](const Expr& x, const Attrs&) { return x; });
   computes["rsqrt"] = UnaryCompute([](const Expr& x, const Attrs&) {
     return Binary(BinaryOp::kDivide, Constant(1, x->dtype), Unary(UnaryOp::kSqrt, x));
@@ -122,6 +135,7 @@ std::unordered_map<std::string, ComputeFunction> ElementwiseComputes() {
   computes["minimum"] = BinaryCompute(Op(BinaryOp::kMinimum));
   computes["logical_and"] = BinaryCompute(Op(BinaryOp::kAnd));
   computes["logical_or"] = BinaryCompute(Op(BinaryOp::kOr));
+  computes["logical_xor"] = BinaryCompute(Op(BinaryOp::kNotEqual));
   for (auto [name, op] :
        {std::pair{"equal", BinaryOp::kEqual}, std::pair{"not_equal", BinaryOp::kNotEqual},
         std::pair{"less", BinaryOp::kLess}, std::pair{"less_equal", BinaryOp::kLessEqual},

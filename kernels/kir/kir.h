@@ -160,6 +160,8 @@ class BinaryNode final : public ExprNode {
   X(kFloor, "floor")           \
   X(kCeil, "ceil")             \
   X(kRound, "round")           \
+  X(kSin, "sin")               \
+  X(kCos, "cos")               \
   X(kNot, "!")
 
 enum class UnaryOp : uint8_t {

@@ -787,6 +787,11 @@ class Lowering {
       // NumPy rounds halves to even.
       case UnaryOp::kRound:
         return is_float ? Intrinsic(llvm::Intrinsic::roundeven, type, {value}) : value;
+      // llvm.sin and llvm.cos become libm calls (a lane at a time on vectors).
+      case UnaryOp::kSin:
+        return Intrinsic(llvm::Intrinsic::sin, type, {value});
+      case UnaryOp::kCos:
+        return Intrinsic(llvm::Intrinsic::cos, type, {value});
       case UnaryOp::kNot:
         return builder_.CreateNot(value);
     }
