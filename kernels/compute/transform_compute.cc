@@ -200,6 +200,28 @@ TensorExpr StridedSliceCompute(std::span<const TensorExpr> inputs, const Attrs& 
       }};
 }
 
+// gather (numpy.take_along_axis): out[i] = data[i with i[axis] replaced by
+// indices[i]]. An out-of-range index is clamped to the axis (TVM leaves it
+// undefined; reading outside the data is not an option), so negative
+// indices do not wrap.
+TensorExpr GatherCompute(std::span<const TensorExpr> inputs, const Attrs& attrs,
+                         const Dims& output) {
+  TensorExpr data = inputs[0], indices_tensor = inputs[1];
+  const Dims input = ConstantShape(data);
+  const int64_t axis = NormalizeAxis(IntAttr(attrs, "axis"), input.size());
+  const int64_t extent = input[axis];
+  if (extent == 0 && ElementCountOf(output) > 0) {
+    throw Error(ErrorKind::kUsage, "gather: cannot gather from an empty axis");
+  }
+  return TensorExpr{ShapeExprs(output), data.dtype,
+                    [data, indices_tensor, axis, extent](const std::vector<Expr>& indices) {
+                      std::vector<Expr> source = indices;
+                      source[axis] =
+                          Clamp(Cast(DType::kInt64, indices_tensor.at(indices)), 0, extent - 1);
+                      return data.at(source);
+                    }};
+}
+
 // take with mode clip (out-of-range indices clamp to the ends) or wrap
 // (indices are taken modulo the extent). "fast" promises in-range indices;
 // it is clipped as well, since a bad index must not read outside the data.
@@ -396,6 +418,7 @@ const std::unordered_map<std::string, Specialised>& TransformComputes() {
     table["broadcast_to_like"] = {BroadcastToCompute};
     table["strided_slice"] = {StridedSliceCompute};
     table["take"] = {TakeCompute};
+    table["gather"] = {GatherCompute};
     table["tile"] = {TileCompute};
     table["repeat"] = {RepeatCompute};
     table["zeros"] = {FillCompute(0)};

@@ -267,6 +267,19 @@ def generate():
     emit("ndarray_size_int64", "ndarray_size", [data((3, 0, 2), "bool")], np.array(0, np.int64),
          [("dtype", "int64")])
 
+    # ---- gather (numpy.take_along_axis) -----------------------------------------------------
+    g = data((3, 4))
+    g_indices = np.array([[0, 3], [2, 1], [3, 3]], np.int32)
+    emit("gather_axis1", "gather", [g, g_indices], np.take_along_axis(g, g_indices, axis=1),
+         [("axis", 1)])
+    g0_indices = np.array([[2, 0, 1, 2], [0, 0, 0, 1]], np.int64)
+    emit("gather_axis0_int64_indices", "gather", [g, g0_indices],
+         np.take_along_axis(g, g0_indices, axis=0), [("axis", 0)])
+    g3 = data((2, 3, 2), "int32")
+    g3_indices = np.array([[[1, 0], [0, 0], [1, 1]], [[0, 1], [1, 0], [0, 0]]], np.int32)
+    emit("gather_negative_axis", "gather", [g3, g3_indices],
+         np.take_along_axis(g3, g3_indices, axis=-1), [("axis", -1)])
+
 
 def main():
     writer.clear()
