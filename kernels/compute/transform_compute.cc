@@ -200,6 +200,17 @@ TensorExpr StridedSliceCompute(std::span<const TensorExpr> inputs, const Attrs& 
       }};
 }
 
+// cast_like: data converted to the dtype of a second tensor, whose values
+// are never read (so its shape may be anything: the kernel is specialised
+// to shapes like every data-movement kernel).
+TensorExpr CastLikeCompute(std::span<const TensorExpr> inputs, const Attrs&, const Dims& output) {
+  TensorExpr data = inputs[0];
+  const DType dtype = inputs[1].dtype;
+  return TensorExpr{ShapeExprs(output), dtype, [data, dtype](const std::vector<Expr>& indices) {
+                      return Cast(dtype, data.at(indices));
+                    }};
+}
+
 // gather (numpy.take_along_axis): out[i] = data[i with i[axis] replaced by
 // indices[i]]. An out-of-range index is clamped to the axis (TVM leaves it
 // undefined; reading outside the data is not an option), so negative
@@ -419,6 +430,7 @@ const std::unordered_map<std::string, Specialised>& TransformComputes() {
     table["strided_slice"] = {StridedSliceCompute};
     table["take"] = {TakeCompute};
     table["gather"] = {GatherCompute};
+    table["cast_like"] = {CastLikeCompute};
     table["tile"] = {TileCompute};
     table["repeat"] = {RepeatCompute};
     table["zeros"] = {FillCompute(0)};

@@ -63,8 +63,8 @@ const std::vector<KnownKernelBug> kKnownKernelBugs = {};
 
 // Operators of the table that have no CPU kernel yet (RunOperator throws
 // "operator X has no CPU kernel yet"). Their cases are mapped but skipped
-// while that is so, and run as soon as the kernel exists.
-const std::vector<std::string> kOperatorsWithoutCpuKernel = {"cast_like"};
+// while that is so, and run as soon as the kernel exists. None today.
+const std::vector<std::string> kOperatorsWithoutCpuKernel = {};
 
 // ---- what a node test runs -------------------------------------------------------------
 
