@@ -3,6 +3,7 @@
 // in float32, as on CPUs without half-precision arithmetic.
 #include "kernels/compute/elementwise_compute.h"
 
+#include <cmath>
 #include <limits>
 #include <unordered_map>
 
@@ -68,6 +69,13 @@ Expr Sign(const Expr& x) {
                 Select(Binary(BinaryOp::kLess, x, zero), Constant(-1, x->dtype), negative_or_same));
 }
 
+// Rounds toward zero; integers are already whole.
+Expr Trunc(const Expr& x) {
+  if (!IsFloat(x->dtype)) return x;
+  return Select(Binary(BinaryOp::kLess, x, Constant(0, x->dtype)), Unary(UnaryOp::kCeil, x),
+                Unary(UnaryOp::kFloor, x));
+}
+
 std::unordered_map<std::string, ComputeFunction> ElementwiseComputes() {
   std::unordered_map<std::string, ComputeFunction> computes;
   computes["negative"] = UnaryCompute(Op(UnaryOp::kNegate));
@@ -81,6 +89,20 @@ std::unordered_map<std::string, ComputeFunction> ElementwiseComputes() {
   computes["ceil"] = UnaryCompute(Op(UnaryOp::kCeil));
   computes["round"] = UnaryCompute(Op(UnaryOp::kRound));
   computes["logical_not"] = UnaryCompute(Op(UnaryOp::kNot));
+  computes["trunc"] = UnaryCompute([](const Expr& x, const Attrs&) { return Trunc(x); });
+  computes["log2"] = UnaryCompute([](const Expr& x, const Attrs&) {
+    return Binary(BinaryOp::kDivide, Unary(UnaryOp::kLog, x), Float(std::log(2.0), x->dtype));
+  });
+  computes["log10"] = UnaryCompute([](const Expr& x, const Attrs&) {
+    return Binary(BinaryOp::kDivide, Unary(UnaryOp::kLog, x), Float(std::log(10.0), x->dtype));
+  });
+  // Finite: |x| < inf, which is false for NaN (an ordered compare).
+  computes["isfinite"] = UnaryCompute(
+      [](const Expr& x, const Attrs&) {
+        return Binary(BinaryOp::kLess, Unary(UnaryOp::kAbs, x),
+                      Float(std::numeric_limits<double>::infinity(), x->dtype));
+      },
+      DType::kBool);
   computes["sin"] = UnaryCompute(Op(UnaryOp::kSin));
   computes["cos"] = UnaryCompute(Op(UnaryOp::kCos));
   // NaN is the one value unequal to itself (an unordered compare).
@@ -129,6 +151,12 @@ std::unordered_map<std::string, ComputeFunction> ElementwiseComputes() {
   computes["divide"] = BinaryCompute(Op(BinaryOp::kDivide));
   computes["floor_divide"] = BinaryCompute(Op(BinaryOp::kFloorDivide));
   computes["mod"] = BinaryCompute(Op(BinaryOp::kTruncMod));
+  computes["trunc_mod"] = BinaryCompute(Op(BinaryOp::kTruncMod));
+  // Integer division truncates already; float quotients are truncated.
+  computes["trunc_divide"] = BinaryCompute([](const Expr& a, const Expr& b) {
+    Expr quotient = Binary(BinaryOp::kDivide, a, b);
+    return IsFloat(a->dtype) ? Trunc(quotient) : quotient;
+  });
   computes["floor_mod"] = BinaryCompute(Op(BinaryOp::kFloorMod));
   computes["power"] = BinaryCompute(Op(BinaryOp::kPower));
   computes["maximum"] = BinaryCompute(Op(BinaryOp::kMaximum));

@@ -269,6 +269,41 @@ ComputeFunction Variance(bool take_root) {
   };
 }
 
+bool IsOneDim(const Expr& dimension) {
+  const auto* constant = As<IntImmNode>(dimension);
+  return constant != nullptr && constant->value == 1;
+}
+
+// collapse_sum_like: data summed down to collapse_type's shape, the
+// reverse of broadcasting it: the leading axes data has beyond it, and the
+// axes where it has 1 and data more, are summed away. Accumulates as sum.
+TensorExpr CollapseSumLike(std::span<const TensorExpr> inputs, const Attrs&) {
+  const TensorExpr data = inputs[0], like = inputs[1];
+  const size_t rank = data.ndim(), leading = rank - like.ndim();
+  const DType dtype = data.dtype, accumulator = AccumulatorType(dtype);
+  return TensorExpr{
+      like.shape, dtype, [=](const std::vector<Expr>& indices) {
+        std::vector<Var> axes;
+        std::vector<Expr> extents, source(rank);
+        for (size_t axis = 0; axis < rank; ++axis) {
+          const auto* target =
+              axis < leading ? nullptr : As<IntImmNode>(like.shape[axis - leading]);
+          const bool summed = axis < leading || (target != nullptr && target->value == 1 &&
+                                                 !IsOneDim(data.shape[axis]));
+          if (summed) {
+            axes.push_back(Var(new VarNode("r" + std::to_string(axis))));
+            extents.push_back(data.shape[axis]);
+            source[axis] = axes.back();
+          } else {
+            source[axis] = indices[axis - leading];
+          }
+        }
+        Expr value = Cast(accumulator, data.at(source));
+        if (axes.empty()) return Cast(dtype, value);
+        return Cast(dtype, Reduce(ReduceOp::kSum, axes, extents, Constant(0, accumulator), value));
+      }};
+}
+
 std::unordered_map<std::string, ComputeFunction> ReductionComputes() {
   std::unordered_map<std::string, ComputeFunction> computes;
   computes["sum"] = Accumulate(ReduceOp::kSum, 0);
@@ -282,6 +317,7 @@ std::unordered_map<std::string, ComputeFunction> ReductionComputes() {
   computes["mean"] = Mean;
   computes["variance"] = Variance(/*take_root=*/false);
   computes["std"] = Variance(/*take_root=*/true);
+  computes["collapse_sum_like"] = CollapseSumLike;
   return computes;
 }
 

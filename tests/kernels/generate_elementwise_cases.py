@@ -490,11 +490,38 @@ def where_cases():
          np.where(int_condition, x, y), EXACT)
 
 
+def truncation_and_logarithm_cases():
+    """trunc, trunc_divide, trunc_mod, log2, log10, isfinite (drawn after the
+    other cases, so adding them left those unchanged)."""
+    x = np.array([[-2.5, -0.5, -0.0, 0.0], [0.5, 2.5, 3.75, -7.25]], dtype=np.float32)
+    emit("trunc_f32", "trunc", [x], np.trunc(x), EXACT)
+    ints = integers((3, 4), -50, 50, np.int32)
+    emit("trunc_i32", "trunc", [ints], ints, EXACT)
+    a = uniform((3, 4), -10, 10, np.float32)
+    b = uniform((4,), 0.5, 3, np.float32) * np.array([1, -1, 1, -1], np.float32)
+    emit("trunc_divide_f32", "trunc_divide", [a, b], np.trunc(a / b), ARITHMETIC)
+    emit("trunc_mod_f32", "trunc_mod", [a, b], np.fmod(a, b), ARITHMETIC)
+    ia = integers((3, 4), -100, 100, np.int32)
+    ib = np.array([7, -3, 0, 5], dtype=np.int32)
+    emit("trunc_divide_i32", "trunc_divide", [ia, ib], integer_elementwise(trunc_divide, ia, ib),
+         EXACT)
+    emit("trunc_mod_i32", "trunc_mod", [ia, ib], integer_elementwise(trunc_mod, ia, ib), EXACT)
+    positive = uniform((3, 4), 0.01, 1000, np.float32)
+    positive.flat[:3] = [1.0, 8.0, 1024.0]
+    emit("log2_f32", "log2", [positive], in_float64(np.log2, np.float32)(positive),
+         TRANSCENDENTAL)
+    emit("log10_f32", "log10", [positive], in_float64(np.log10, np.float32)(positive),
+         TRANSCENDENTAL)
+    special = np.array([0.0, -1.5, np.inf, -np.inf, np.nan, 3e38], dtype=np.float32)
+    emit("isfinite_f32", "isfinite", [special], np.isfinite(special), EXACT)
+
+
 def main():
     writer.clear()
     unary_cases()
     binary_cases()
     where_cases()
+    truncation_and_logarithm_cases()
     writer.write_index("generate_elementwise_cases.py", [
         "# CASE OPERATOR INPUT_COUNT TOLERANCE [KEY=VALUE ...]",
         "# Inputs: CASE.in<N>.npy; expected output: CASE.out.npy.",

@@ -251,11 +251,30 @@ def variance_cases():
                   axis=[0], unbiased=True)
 
 
+def collapse_sum_cases():
+    """collapse_sum_like: the sum that undoes broadcasting data's shape from
+    collapse_type's (only collapse_type's shape matters)."""
+    x = writer.uniform((2, 3, 4), -1, 1, np.float32)
+    x64 = x.astype(np.float64)
+    for name, like_shape, expected in [
+            ("collapse_sum_like_leading", (3, 4), x64.sum(axis=0)),
+            ("collapse_sum_like_ones", (2, 1, 4), x64.sum(axis=1, keepdims=True)),
+            ("collapse_sum_like_both", (3, 1), x64.sum(axis=(0, 2)).reshape(3, 1)),
+            ("collapse_sum_like_scalar", (), x64.sum()),
+            ("collapse_sum_like_same", (2, 3, 4), x64)]:
+        like = np.zeros(like_shape, np.float32)
+        emit(name, "collapse_sum_like", [x, like], np.asarray(expected).astype(np.float32), F32)
+    ints = writer.integers((3, 2), -50, 50, np.int32)
+    emit("collapse_sum_like_i32", "collapse_sum_like", [ints, np.zeros((2,), np.int32)],
+         ints.sum(axis=0).astype(np.int32), EXACT)
+
+
 def main():
     writer.clear()
     value_cases()
     arg_cases()
     variance_cases()
+    collapse_sum_cases()
     writer.write_index("generate_reduction_cases.py", [
         "# CASE OPERATOR INPUT_COUNT TOLERANCE [KEY=VALUE ...]",
         "# Inputs: CASE.in<N>.npy; expected output: CASE.out.npy.",
