@@ -226,6 +226,79 @@ TensorExpr Conv2D(std::span<const TensorExpr> inputs, const Attrs& attrs) {
       }};
 }
 
+// nn.conv2d_transpose (the gradient of conv2d with respect to its data):
+// each input element scatters weight-scaled values over a window of the
+// output. Computed as a gather: output (y, x) receives input (iy, ix) through
+// kernel tap (ry, rx) when y = iy * stride - top + ry * dilation (and
+// likewise for x), that is when y + top - ry * dilation is a non-negative
+// multiple of the stride whose quotient is inside the input. The weight is
+// (in_channels, out_channels / groups, kh, kw) in the default IOHW layout.
+TensorExpr Conv2DTranspose(std::span<const TensorExpr> inputs, const Attrs& attrs) {
+  const TensorExpr& data = inputs[0];
+  const TensorExpr& weight = inputs[1];
+  const auto data_layout = LayoutPositions(StringAttr(attrs, "data_layout"), "NCHW");
+  const auto kernel_layout = LayoutPositions(StringAttr(attrs, "kernel_layout"), "OIHW");
+  const std::string& out_text = StringAttr(attrs, "out_layout");
+  const auto out_layout = out_text.empty() ? data_layout : LayoutPositions(out_text, "NCHW");
+  const DType out_dtype = DTypeAttr(attrs, "out_dtype", data.dtype);
+  const DType accumulator = DotAccumulator(out_dtype);
+
+  const auto in = ExtentsIn(data, data_layout);
+  const auto kernel = ExtentsIn(weight, kernel_layout);  // O (per group), I, H, W
+  const int64_t groups = IntAttr(attrs, "groups");
+  const auto strides = SpatialPair(attrs, "strides");
+  const auto dilation = SpatialPair(attrs, "dilation");
+  const auto output_padding = SpatialPair(attrs, "output_padding");
+  const auto padding = Padding(attrs);
+  const int64_t out_per_group = kernel[0];
+  const int64_t in_per_group = in[kChannel] / groups;
+  std::array<int64_t, 2> extent{};
+  for (size_t axis = 0; axis < 2; ++axis) {
+    extent[axis] = (in[kHeight + axis] - 1) * strides[axis] - padding[axis] - padding[axis + 2] +
+                   dilation[axis] * (kernel[kHeight + axis] - 1) + output_padding[axis] + 1;
+  }
+  std::vector<Expr> shape = Arranged(
+      out_layout, {Int(in[kBatch]), Int(out_per_group * groups), Int(extent[0]), Int(extent[1])});
+  return TensorExpr{
+      shape, out_dtype, [=](const std::vector<Expr>& indices) {
+        const Expr& n = indices[out_layout[kBatch]];
+        const Expr& k = indices[out_layout[kChannel]];
+        const std::array<Expr, 2> position = {indices[out_layout[kHeight]],
+                                              indices[out_layout[kWidth]]};
+        Var c = NewVar("rc"), ry = NewVar("ry"), rx = NewVar("rx");
+        const std::array<Var, 2> taps = {ry, rx};
+        const Expr group =
+            groups == 1 ? Int(0) : Binary(BinaryOp::kFloorDivide, k, Int(out_per_group));
+        const Expr k_in_group =
+            groups == 1 ? k : Binary(BinaryOp::kFloorMod, k, Int(out_per_group));
+        const Expr channel = Add(Multiply(group, Int(in_per_group)), c);
+        Expr inside;
+        std::array<Expr, 2> source;
+        for (size_t axis = 0; axis < 2; ++axis) {
+          // The offset into the strided input grid, and its cell.
+          Expr offset = Subtract(Add(position[axis], Int(padding[axis])),
+                                 Multiply(taps[axis], Int(dilation[axis])));
+          Expr cell = Binary(BinaryOp::kFloorDivide, offset, Int(strides[axis]));
+          Expr aligned = Compare(BinaryOp::kEqual,
+                                 Binary(BinaryOp::kFloorMod, offset, Int(strides[axis])), Int(0));
+          Expr valid = Binary(
+              BinaryOp::kAnd,
+              Binary(BinaryOp::kAnd, aligned, Compare(BinaryOp::kGreaterEqual, offset, Int(0))),
+              Compare(BinaryOp::kLess, cell, Int(in[kHeight + axis])));
+          inside = axis == 0 ? valid : Binary(BinaryOp::kAnd, inside, valid);
+          source[axis] = Clamp(cell, in[kHeight + axis]);
+        }
+        Expr value = data.at(Arranged(data_layout, {n, channel, source[0], source[1]}));
+        Expr filter = weight.at(Arranged(kernel_layout, {k_in_group, channel, ry, rx}));
+        Expr term = Multiply(Select(inside, Cast(accumulator, value), Constant(0, accumulator)),
+                             Cast(accumulator, filter));
+        return Cast(out_dtype,
+                    Reduce(ReduceOp::kSum, {c, ry, rx},
+                           {Int(in_per_group), Int(kernel[kHeight]), Int(kernel[kWidth])},
+                           Constant(0, accumulator), term));
+      }};
+}
+
 // ---- sliding-window pools ------------------------------------------------------------------
 
 ComputeFunction Pool2D(bool average) {
@@ -463,6 +536,7 @@ TensorExpr Resize2D(std::span<const TensorExpr> inputs, const Attrs& attrs) {
 std::unordered_map<std::string, ComputeFunction> ConvolutionComputes() {
   std::unordered_map<std::string, ComputeFunction> computes;
   computes["nn.conv2d"] = Conv2D;
+  computes["nn.conv2d_transpose"] = Conv2DTranspose;
   computes["nn.max_pool2d"] = Pool2D(/*average=*/false);
   computes["nn.avg_pool2d"] = Pool2D(/*average=*/true);
   computes["nn.global_avg_pool2d"] = AdaptivePool2D(/*average=*/true, /*global=*/true);

@@ -32,8 +32,8 @@ const std::string kCaseDirectory = FixtureDirectory("conv");
 // Integer lists are comma-separated; groups is an integer; ceil_mode and
 // count_include_pad are true or false; every other attribute is a string.
 std::optional<AttrValue> ParseAttribute(const std::string& key, const std::string& text) {
-  static const std::set<std::string> kIntLists = {"strides",   "padding",     "dilation",
-                                                  "pool_size", "output_size", "size"};
+  static const std::set<std::string> kIntLists = {
+      "strides", "padding", "dilation", "output_padding", "pool_size", "output_size", "size"};
   if (kIntLists.contains(key)) {
     std::vector<int64_t> values;
     std::istringstream items(text);

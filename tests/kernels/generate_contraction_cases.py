@@ -164,12 +164,25 @@ def conv_cases():
               extra=[bias])
 
 
+def conv_transpose_cases():
+    # The transposed convolution's window test (a strided grid) makes its
+    # data operand a packed one, like a padded convolution's.
+    from generate_conv_cases import conv2d_transpose_reference  # noqa: E402
+    data = uniform((1, 8, 6, 6), -1, 1, np.float32)
+    weight = uniform((8, 16, 3, 3), -1, 1, np.float32)
+    expected = conv2d_transpose_reference(wide(data), wide(weight), (2, 2), (1, 1), (1, 1), (0, 0),
+                                          1)
+    emit("conv_transpose_stride2", "nn.conv2d_transpose", [data, weight],
+         expected.astype(np.float32), strides=(2, 2), padding=(1, 1, 1, 1))
+
+
 def main():
     writer.clear()
     dense_cases()
     matmul_cases()
     batch_matmul_cases()
     conv_cases()
+    conv_transpose_cases()
     writer.write_index("generate_contraction_cases.py", [
         "# CASE OPERATORS INPUT_COUNT TOLERANCE [KEY=VALUE ...]",
         "# Inputs: CASE.in<N>.npy; expected output: CASE.out.npy.",

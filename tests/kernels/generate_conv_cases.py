@@ -363,12 +363,65 @@ def resize_cases():
                 dtype=np.int32)
 
 
+# ---- conv2d_transpose ----------------------------------------------------------------------
+
+def conv2d_transpose_reference(data, weight, strides, padding, dilation, output_padding, groups):
+    """NCHW data, IOHW weight (in, out / groups, kh, kw), in float64: each input
+    element scatters data * weight over the output window it reaches, on a canvas
+    that is then cropped by the padding."""
+    n_count, channels, height, width = data.shape
+    _, per_group, kernel_h, kernel_w = weight.shape
+    top, left, bottom, right = pad4(padding)
+    sh, sw = pair(strides)
+    dh, dw = pair(dilation)
+    oph, opw = pair(output_padding)
+    out_h = (height - 1) * sh - top - bottom + dh * (kernel_h - 1) + oph + 1
+    out_w = (width - 1) * sw - left - right + dw * (kernel_w - 1) + opw + 1
+    canvas = np.zeros((n_count, per_group * groups, top + out_h + bottom + sh + dh * kernel_h,
+                       left + out_w + right + sw + dw * kernel_w))
+    in_per_group = channels // groups
+    for channel in range(channels):
+        group = channel // in_per_group
+        for y in range(height):
+            for x in range(width):
+                for ky in range(kernel_h):
+                    for kx in range(kernel_w):
+                        canvas[:, group * per_group:(group + 1) * per_group,
+                               y * sh + ky * dh, x * sw + kx * dw] += (
+                            data[:, channel, y, x][:, None] * weight[channel, :, ky, kx][None, :])
+    return canvas[:, :, top:top + out_h, left:left + out_w]
+
+
+def conv_transpose_case(name, data_shape, weight_shape, strides=(1, 1), padding=(0, 0),
+                        dilation=(1, 1), output_padding=(0, 0), groups=1):
+    data = uniform(data_shape, -1, 1, np.float32)
+    weight = uniform(weight_shape, -1, 1, np.float32)
+    expected = conv2d_transpose_reference(data.astype(np.float64), weight.astype(np.float64),
+                                          strides, padding, dilation, output_padding, groups)
+    emit(name, "nn.conv2d_transpose", [data, weight], expected.astype(np.float32),
+         [("strides", strides), ("padding", padding), ("dilation", dilation),
+          ("output_padding", output_padding), ("groups", groups)])
+
+
+def conv_transpose_cases():
+    conv_transpose_case("conv_transpose_basic", (1, 2, 3, 3), (2, 3, 3, 3))
+    conv_transpose_case("conv_transpose_stride2_pad1", (2, 2, 3, 4), (2, 2, 3, 3), strides=(2, 2),
+                        padding=(1, 1))
+    conv_transpose_case("conv_transpose_output_padding", (1, 1, 3, 3), (1, 2, 3, 3),
+                        strides=(2, 2), padding=(1, 1), output_padding=(1, 1))
+    conv_transpose_case("conv_transpose_dilation_asymmetric", (1, 2, 4, 3), (2, 1, 2, 3),
+                        strides=(1, 2), padding=(0, 1, 1, 0), dilation=(2, 1))
+    conv_transpose_case("conv_transpose_groups2", (1, 4, 3, 3), (4, 1, 2, 2), strides=(2, 2),
+                        groups=2)
+
+
 def main():
     writer.clear()
     conv_cases()
     pool_cases()
     adaptive_cases()
     resize_cases()
+    conv_transpose_cases()
     writer.write_index("generate_conv_cases.py", [
         "# CASE OPERATOR INPUT_COUNT TOLERANCE [KEY=VALUE ...]",
         "# Integer lists are comma-separated; see generate_conv_cases.py for the semantics.",

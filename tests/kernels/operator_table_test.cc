@@ -274,11 +274,8 @@ TEST(OperatorTable, EveryOperatorHasAComputeDefinition) {
   // Operators with a tuple result have theirs beside the table
   // (kernels/compute: ComputeTupleResult, NeuralNetworkTupleResult).
   const std::set<std::string> tuple_results = {"split", "nn.batch_norm", "nn.dropout"};
-  // Not written yet: RunOperator says so ("has no CPU kernel yet").
-  const std::set<std::string> missing = {"nn.conv2d_transpose"};
   for (const OperatorDefinition* definition : AllOperators()) {
-    EXPECT_TRUE(definition->compute || tuple_results.count(definition->name) ||
-                missing.count(definition->name))
+    EXPECT_TRUE(definition->compute || tuple_results.count(definition->name))
         << definition->name << " has no compute definition";
   }
 }
