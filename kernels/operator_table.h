@@ -37,6 +37,6 @@ void AttachReductionComputes(OperatorTableBuilder& table);    // sum, mean, argm
 void AttachTransformComputes(OperatorTableBuilder& table);    // reshape, take, concatenate, ...
 void AttachConvolutionComputes(OperatorTableBuilder& table);  // conv2d, pools, resize2d
 void AttachNeuralNetworkComputes(OperatorTableBuilder& table);  // dense, softmax, norms, ...
-void AttachShapeComputes(OperatorTableBuilder& table);  // arange, shape_of, ndarray_size
+void AttachShapeComputes(OperatorTableBuilder& table);          // arange, shape_of, ndarray_size
 
 }  // namespace relay::kernels

@@ -1,33 +1,16 @@
 // Runs the built relay-vm binary as a user would and checks what it prints.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cstdio>
 #include <string>
+#include "tests/tools/relay_vm_command.h"
 
 namespace {
 
-struct CommandResult {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
-
-CommandResult RunRelayVm(const std::string& arguments) {
-  std::string command = std::string(RELAY_VM_BINARY) + " " + arguments + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return {-1, "popen failed"};
-  std::string output;
-  std::array<char, 4096> buffer;
-  while (size_t read = fread(buffer.data(), 1, buffer.size(), pipe))
-    output.append(buffer.data(), read);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using relay::testing::CommandResult;
+using relay::testing::Contains;
+using relay::testing::RunRelayVm;
+using relay::testing::ScratchDirectory;
 
 TEST(CommandLineTest, HelpListsEverySubcommand) {
   CommandResult result = RunRelayVm("--help");

@@ -2,63 +2,26 @@
 // and disassembles exactly as its source does; broken .rbc files and bad
 // command lines get one clear line and the right exit status.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include "tests/tools/relay_vm_command.h"
 
 namespace relay {
 namespace {
 
+using testing::CommandResult;
+using testing::Contains;
+using testing::RunRelayVm;
+using testing::ScratchDirectory;
+
 namespace fs = std::filesystem;
 
-const fs::path kRoot = fs::path(RELAY_TEST_FIXTURE_DIR).parent_path().parent_path();
-
-struct CommandResult {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
-
-CommandResult RunRelayVm(const std::string& arguments) {
-  std::string command = std::string(RELAY_VM_BINARY) + " " + arguments + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return {-1, "popen failed"};
-  std::string output;
-  std::array<char, 4096> buffer;
-  while (size_t read = fread(buffer.data(), 1, buffer.size(), pipe))
-    output.append(buffer.data(), read);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-// A scratch directory for one test, removed afterwards.
-class ScratchDirectory {
- public:
-  ScratchDirectory() {
-    path_ = fs::temp_directory_path() /
-            ("relay-compile-test-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(path_);
-  }
-  ~ScratchDirectory() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+const fs::path kRoot = testing::RepositoryRoot();
 
 std::string ReadBytes(const std::string& path) {
   std::ifstream file(path, std::ios::binary);

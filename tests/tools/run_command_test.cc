@@ -1,9 +1,7 @@
 // relay-vm run and disasm as a user runs them: the MLP example against
 // NumPy's result, input binding and its errors, --repeat, --output.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -13,53 +11,19 @@
 #include "relay/devices.h"
 #include "relay/npy.h"
 #include "relay/tensor.h"
+#include "tests/tools/relay_vm_command.h"
 
 namespace relay {
 namespace {
 
+using testing::CommandResult;
+using testing::Contains;
+using testing::RunRelayVm;
+using testing::ScratchDirectory;
+
 namespace fs = std::filesystem;
 
-const fs::path kRoot = fs::path(RELAY_TEST_FIXTURE_DIR).parent_path().parent_path();
-
-struct CommandResult {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
-
-CommandResult RunRelayVm(const std::string& arguments) {
-  std::string command = std::string(RELAY_VM_BINARY) + " " + arguments + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return {-1, "popen failed"};
-  std::string output;
-  std::array<char, 4096> buffer;
-  while (size_t read = fread(buffer.data(), 1, buffer.size(), pipe))
-    output.append(buffer.data(), read);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-// A scratch directory for one test, removed afterwards.
-class ScratchDirectory {
- public:
-  ScratchDirectory() {
-    path_ = fs::temp_directory_path() /
-            ("relay-run-test-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(path_);
-  }
-  ~ScratchDirectory() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+const fs::path kRoot = testing::RepositoryRoot();
 
 std::string WriteProgram(const ScratchDirectory& scratch, const std::string& body) {
   std::string path = scratch / "program.relay";
