@@ -14,6 +14,7 @@
 #include "compiler/frontend.h"
 #include "relay/error.h"
 #include "tests/vm/program_generator.h"
+#include "tests/vm/value_text.h"
 #include "vm/interpreter/virtual_machine.h"
 
 namespace relay {
@@ -56,7 +57,10 @@ void CheckSeeds(uint64_t first) {
         << "\nevaluator: " << evaluator_outcome.text << "\n"
         << text;
     if (!vm_outcome.error) {
-      ASSERT_EQ(vm_outcome.text, evaluator_outcome.text) << "seed " << seed << "\n" << text;
+      ASSERT_TRUE(testing::SameValueText(vm_outcome.text, evaluator_outcome.text))
+          << "seed " << seed << "\nVM: " << vm_outcome.text
+          << "\nevaluator: " << evaluator_outcome.text << "\n"
+          << text;
     }
   }
 }
@@ -71,6 +75,17 @@ INSTANTIATE_TEST_SUITE_P(Seeds, RandomProgramTest,
                          ::testing::Values(uint64_t{1}, 1 + kProgramsPerCase,
                                            1 + 2 * kProgramsPerCase, 1 + 3 * kProgramsPerCase),
                          [](const auto& info) { return "from_" + std::to_string(info.param); });
+
+TEST(ValueTextTest, ComparesNumbersLooselyAndTheRestExactly) {
+  EXPECT_TRUE(testing::SameValueText("[[3.2890115, -0.26169533]]", "[[3.2890112, -0.26169533]]"));
+  EXPECT_TRUE(testing::SameValueText("(1, Cons(2.5f, Nil))", "(1, Cons(2.5f, Nil))"));
+  EXPECT_FALSE(testing::SameValueText("Cons(1, Nil)", "Cons(2, Nil)"));
+  EXPECT_FALSE(testing::SameValueText("[3]", "[30]"));
+  EXPECT_FALSE(testing::SameValueText("2.5f", "2.5f64"));
+  EXPECT_FALSE(testing::SameValueText("(1, 2)", "(1, 2, 3)"));
+  EXPECT_FALSE(testing::SameValueText("[1.001]", "[1]"));
+  EXPECT_FALSE(testing::SameValueText("Some(1)", "None"));
+}
 
 TEST(ProgramGeneratorTest, IsDeterministicAndVaried) {
   EXPECT_EQ(testing::GenerateProgram(7), testing::GenerateProgram(7));
