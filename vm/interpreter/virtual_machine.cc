@@ -78,6 +78,11 @@ Value VirtualMachine::InvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>
 }
 
 Value VirtualMachine::Invoke(std::string_view name, std::span<const Value> arguments) {
+  Start(name, arguments);
+  return *Resume();
+}
+
+void VirtualMachine::Start(std::string_view name, std::span<const Value> arguments) {
   const int32_t index = executable_->FindFunction(name);
   if (index < 0) {
     throw Error(ErrorKind::kUsage, "the program has no function @" +
@@ -93,9 +98,13 @@ Value VirtualMachine::Invoke(std::string_view name, std::span<const Value> argum
   frames_.clear();
   std::vector<Value> values(arguments.begin(), arguments.end());
   PushFrame(index, values, 0, Value());
+}
+
+std::optional<Value> VirtualMachine::Resume(uint64_t budget) {
+  if (frames_.empty()) throw Error(ErrorKind::kUsage, "no run to resume: Start one first");
   try {
-    Value result = Run();
-    registers_.clear();
+    std::optional<Value> result = Run(budget);
+    if (result) registers_.clear();
     return result;
   } catch (...) {
     registers_.clear();
@@ -165,10 +174,10 @@ void VirtualMachine::Fail(ErrorKind kind, const std::string& message) const {
   throw Error(kind, message, std::move(span), Backtrace());
 }
 
-Value VirtualMachine::Run() {
+std::optional<Value> VirtualMachine::Run(uint64_t budget) {
   const Executable& executable = *executable_;
   std::vector<Value> arguments;
-  while (true) {
+  for (; budget != 0; --budget) {
     Frame& frame = frames_.back();
     const Function& function = executable.functions[frame.function];
     const Instruction& instruction = function.code[frame.pc++];
@@ -338,6 +347,7 @@ Value VirtualMachine::Run() {
         Fail(ErrorKind::kRuntime, executable.strings[operand[0]]);
     }
   }
+  return std::nullopt;  // paused: the frames hold everything needed to go on
 }
 
 }  // namespace relay::vm

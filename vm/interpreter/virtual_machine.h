@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -42,6 +43,17 @@ class VirtualMachine {
   // arguments, and runtime errors as described above.
   Value Invoke(std::string_view name, std::span<const Value> arguments);
 
+  // A run that can pause between instructions (a debugger's step, a server
+  // interleaving requests): Start sets up the call of `name` on `arguments`
+  // (errors as Invoke); Resume runs at most `budget` instructions and
+  // returns the result when the call finishes, or nothing when it paused,
+  // to be resumed later. Starting again abandons a paused run; an error
+  // ends the run. Invoke is Start and one unbounded Resume.
+  void Start(std::string_view name, std::span<const Value> arguments);
+  std::optional<Value> Resume(uint64_t budget = UINT64_MAX);
+  // Whether a started run has not finished yet.
+  bool paused() const { return !frames_.empty(); }
+
   // Instructions executed by this VM so far (for benchmarks and tests).
   uint64_t instructions_executed() const { return instructions_executed_; }
 
@@ -54,7 +66,8 @@ class VirtualMachine {
     Value self;                   // the closure called, for load_self
   };
 
-  Value Run();
+  // Runs at most `budget` instructions of the current run.
+  std::optional<Value> Run(uint64_t budget);
   // Pushes a frame for `function` on `arguments` (captured values first).
   void PushFrame(int32_t function, std::vector<Value>& arguments, int32_t return_register,
                  Value self);
