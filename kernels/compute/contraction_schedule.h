@@ -1,7 +1,8 @@
 // The schedule for contractions: outputs whose element is (a function of)
 // one sum over products, out[..] = f(sum_k x(.., k) * y(.., k)), which is
-// what nn.dense, nn.matmul, nn.batch_matmul and nn.conv2d compute, with any
-// elementwise epilogue fused after them (bias, activation).
+// what nn.dense, nn.matmul, nn.batch_matmul, nn.conv2d and
+// nn.conv2d_transpose compute, with any elementwise epilogue fused after them
+// (bias, activation).
 //
 // The naive loop nest recomputes addresses and reloads both operands for
 // every multiply-add. This schedule is the blocked, packed one of
@@ -11,7 +12,11 @@
 //   axes (by x only) and batch axes (the rest). y is packed into a
 //   workspace, once per call, in column panels: for each panel of `columns`
 //   consecutive columns, the panel's values for every k are contiguous (the
-//   panel's tail past the last column is zero).
+//   panel's tail past the last column is zero). x is read in place when it
+//   is a plain load (a dense layer's data); when reading it costs more (a
+//   padded convolution's window: selects and index arithmetic) it is packed
+//   too, in blocks of `rows` rows with each row's k values contiguous: the
+//   im2col of a convolution, computed once instead of per multiply-add.
 // - Each task of the parallel loop takes a batch, a column panel and a run of
 //   row blocks, and computes each `rows` x `columns` block of the output in a
 //   register tile: per k, `rows` broadcast values of x times one row of the
@@ -39,8 +44,9 @@ struct ContractionTiling {
 };
 
 // The kernel computing `output` (whose shape must be constant) with the
-// contraction schedule, with one workspace parameter for the packed
-// operand; nothing when `output` is not a contraction this schedule serves
+// contraction schedule, with a workspace parameter per packed operand (x's
+// first when it is packed, then y's); nothing when `output` is not a
+// contraction this schedule serves
 // (no single floating-point sum of products, a column axis that both
 // operands mention, or too little work to pay for packing).
 std::optional<kir::Kernel> BuildContractionKernel(const std::string& name,
