@@ -173,38 +173,15 @@ class Machine {
   // The operator each call node last ran, prepared for its inputs' shapes
   // and dtypes: evaluating the same call again on the same shapes (a loop)
   // only launches the kernel.
-  struct PreparedCall {
-    std::vector<DType> dtypes;
-    std::vector<Shape> shapes;
-    std::shared_ptr<const kernels::PreparedOperator> prepared;
-  };
-  std::unordered_map<const ir::CallNode*, PreparedCall> prepared_calls_;
+  std::unordered_map<const ir::CallNode*, kernels::PreparedCallSite> prepared_calls_;
   std::vector<Ref<Tensor>> RunPrepared(const ir::CallNode* call, const std::string& op,
                                        const std::vector<Ref<Tensor>>& inputs,
-                                       kernels::InputForm form);
+                                       kernels::InputForm form) {
+    return prepared_calls_[call]
+        .For(inputs, [&] { return kernels::PrepareOperator(op, inputs, call->attrs, form); })
+        .Run(inputs);
+  }
 };
-
-std::vector<Ref<Tensor>> Machine::RunPrepared(const ir::CallNode* call, const std::string& op,
-                                              const std::vector<Ref<Tensor>>& inputs,
-                                              kernels::InputForm form) {
-  PreparedCall& cached = prepared_calls_[call];
-  bool same = cached.prepared != nullptr && !cached.prepared->depends_on_values &&
-              cached.dtypes.size() == inputs.size();
-  for (size_t index = 0; same && index < inputs.size(); ++index) {
-    same = cached.dtypes[index] == inputs[index]->dtype() &&
-           cached.shapes[index] == inputs[index]->shape();
-  }
-  if (!same) {
-    cached.prepared = kernels::PrepareOperator(op, inputs, call->attrs, form);
-    cached.dtypes.clear();
-    cached.shapes.clear();
-    for (const Ref<Tensor>& input : inputs) {
-      cached.dtypes.push_back(input->dtype());
-      cached.shapes.push_back(input->shape());
-    }
-  }
-  return cached.prepared->Run(inputs);
-}
 
 void Machine::Fail(const ir::ExprNode* at, const std::string& message) const {
   // Backtrace: the current activation at `at`, then each caller at its call.

@@ -329,6 +329,29 @@ std::vector<Ref<Tensor>> PreparedOperator::Run(std::span<const Ref<Tensor>> tens
   return results;
 }
 
+bool PreparedCallSite::Matches(std::span<const Ref<Tensor>> tensors) const {
+  if (prepared_ == nullptr || prepared_->depends_on_values || dtypes_.size() != tensors.size()) {
+    return false;
+  }
+  for (size_t index = 0; index < tensors.size(); ++index) {
+    if (dtypes_[index] != tensors[index]->dtype() || shapes_[index] != tensors[index]->shape()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void PreparedCallSite::Remember(std::span<const Ref<Tensor>> tensors,
+                                std::shared_ptr<const PreparedOperator> prepared) {
+  prepared_ = std::move(prepared);
+  dtypes_.clear();
+  shapes_.clear();
+  for (const Ref<Tensor>& tensor : tensors) {
+    dtypes_.push_back(tensor->dtype());
+    shapes_.push_back(tensor->shape());
+  }
+}
+
 std::shared_ptr<const PreparedOperator> PrepareOperator(std::string_view name,
                                                         std::span<const Ref<Tensor>> tensors,
                                                         const Attrs& attrs, InputForm form) {

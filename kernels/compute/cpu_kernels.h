@@ -73,6 +73,30 @@ struct PreparedOperator {
   std::vector<Ref<Tensor>> Run(std::span<const Ref<Tensor>> tensors) const;
 };
 
+// What a call site (of a VM or an interpreter) last prepared: while the
+// inputs' shapes and dtypes repeat, the same prepared operator serves, so a
+// call in a loop skips the type relation, kernel building and JIT lookup.
+class PreparedCallSite {
+ public:
+  // The prepared operator for `tensors`: the remembered one when it was
+  // prepared for the same shapes and dtypes (and not from input values),
+  // else the one `prepare()` returns, remembered.
+  template <typename Prepare>
+  const PreparedOperator& For(std::span<const Ref<Tensor>> tensors, Prepare&& prepare) {
+    if (!Matches(tensors)) Remember(tensors, prepare());
+    return *prepared_;
+  }
+
+ private:
+  bool Matches(std::span<const Ref<Tensor>> tensors) const;
+  void Remember(std::span<const Ref<Tensor>> tensors,
+                std::shared_ptr<const PreparedOperator> prepared);
+
+  std::vector<DType> dtypes_;
+  std::vector<Shape> shapes_;
+  std::shared_ptr<const PreparedOperator> prepared_;
+};
+
 // How an operator's inputs arrive: one tensor per input, or (concatenate,
 // stack) one tuple input given as its fields.
 enum class InputForm { kTensors, kTuple };

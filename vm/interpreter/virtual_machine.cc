@@ -53,27 +53,15 @@ Value VirtualMachine::InvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>
   if (site.scalar != ScalarOperator::kNone) {
     if (Ref<Tensor> result = RunScalarOperator(site.scalar, tensors, scalar_pool_)) return result;
   }
-  bool same = site.prepared != nullptr && !site.prepared->depends_on_values &&
-              site.dtypes.size() == tensors.size();
-  for (size_t index = 0; same && index < tensors.size(); ++index) {
-    same = site.dtypes[index] == tensors[index]->dtype() &&
-           site.shapes[index] == tensors[index]->shape();
-  }
-  if (!same) {
-    site.prepared = !call.fused.empty()
-                        ? kernels::PrepareFusedOperators(call.fused, tensors)
-                        : kernels::PrepareOperator(call.op, tensors, call.attrs,
-                                                   call.tuple_input ? kernels::InputForm::kTuple
-                                                                    : kernels::InputForm::kTensors);
-    site.dtypes.clear();
-    site.shapes.clear();
-    for (const Ref<Tensor>& tensor : tensors) {
-      site.dtypes.push_back(tensor->dtype());
-      site.shapes.push_back(tensor->shape());
-    }
-  }
-  if (!site.prepared->tuple_result) return site.prepared->kernels[0].Launch(tensors);
-  std::vector<Ref<Tensor>> results = site.prepared->Run(tensors);
+  const kernels::PreparedOperator& prepared = site.prepared.For(tensors, [&] {
+    return !call.fused.empty()
+               ? kernels::PrepareFusedOperators(call.fused, tensors)
+               : kernels::PrepareOperator(
+                     call.op, tensors, call.attrs,
+                     call.tuple_input ? kernels::InputForm::kTuple : kernels::InputForm::kTensors);
+  });
+  if (!prepared.tuple_result) return prepared.kernels[0].Launch(tensors);
+  std::vector<Ref<Tensor>> results = prepared.Run(tensors);
   return MakeRef<Tuple>(std::vector<Value>(results.begin(), results.end()));
 }
 

@@ -82,12 +82,11 @@ class VirtualMachine {
   // prepared at this call site when the inputs' shapes and dtypes repeat.
   Value InvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors);
 
-  // What a kernel call site was last prepared for.
+  // A kernel call site: its scalar fast path, if any, and what it last
+  // prepared.
   struct CallSite {
-    ScalarOperator scalar = ScalarOperator::kNone;  // the fast path for 0-d inputs, if any
-    std::vector<DType> dtypes;
-    std::vector<Shape> shapes;
-    std::shared_ptr<const kernels::PreparedOperator> prepared;
+    ScalarOperator scalar = ScalarOperator::kNone;
+    kernels::PreparedCallSite prepared;
   };
 
   std::shared_ptr<const Executable> executable_;
