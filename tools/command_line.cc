@@ -30,7 +30,9 @@ constexpr Subcommand kSubcommands[] = {
      "run a program on NumPy inputs and print or save its result", RunRunCommand, ""},
     {"check", "check FILE.relay", "type-check a Relay program and print each global's type",
      RunCheckCommand, ""},
-    {"fmt", "fmt FILE.relay", "print a Relay program in canonical text form", RunFmtCommand, ""},
+    {"fmt", "fmt [--optimized] FILE.relay",
+     "print a Relay program in canonical text form (--optimized: after the IR passes)",
+     RunFmtCommand, ""},
     {"disasm", "disasm IN.relay|IN.rbc", "print the bytecode of each function", RunDisasmCommand,
      ""},
 };

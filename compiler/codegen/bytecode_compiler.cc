@@ -9,8 +9,9 @@
 #include <unordered_set>
 
 #include "compiler/codegen/liveness.h"
-#include "compiler/codegen/use_counts.h"
 #include "compiler/ir/expr_functor.h"
+#include "compiler/passes/pass_util.h"
+#include "compiler/passes/pipeline.h"
 #include "kernels/operator.h"
 #include "relay/error.h"
 
@@ -112,57 +113,6 @@ bool IsTupleType(const Type& type) {
   return type && type->kind() == NodeKind::kTupleType;
 }
 
-// An operator call that may be part of a fused kernel: tensors in and out,
-// a compute definition, an output shape that depends on shapes only.
-bool IsFusable(const Expr& expr) {
-  const auto* call = As<CallNode>(expr);
-  if (call == nullptr) return false;
-  const auto* op = As<OpNode>(call->callee);
-  if (op == nullptr) return false;
-  const kernels::OperatorDefinition& definition = *op->definition;
-  if (definition.pattern == kernels::FusionPattern::kOpaque || !definition.compute ||
-      definition.shape_dependence != kernels::ShapeDependence::kInputShapes ||
-      IsTupleType(call->checked_type())) {
-    return false;
-  }
-  for (const Expr& arg : call->args) {
-    if (IsTupleType(arg->checked_type())) return false;
-  }
-  return true;
-}
-
-// Whether evaluating `expr` can have no effect but its value: no calls of
-// functions (which may write references or fail), no reference writes, no
-// match (which may fail). Operator calls count as pure; a failing one (a
-// shape error) is then not reported when its value is unused.
-bool IsPure(const Expr& expr) {
-  switch (expr->kind()) {
-    case NodeKind::kVar:
-    case NodeKind::kGlobalVar:
-    case NodeKind::kConstant:
-    case NodeKind::kConstructor:
-    case NodeKind::kFunction:
-    case NodeKind::kOp:
-      return true;
-    case NodeKind::kCall: {
-      const auto* call = As<CallNode>(expr);
-      if (As<OpNode>(call->callee) == nullptr && As<ConstructorNode>(call->callee) == nullptr) {
-        return false;
-      }
-      break;
-    }
-    case NodeKind::kTuple:
-    case NodeKind::kTupleGetItem:
-      break;
-    default:
-      return false;
-  }
-  for (const Expr& child : ExprChildren(expr)) {
-    if (!IsPure(child)) return false;
-  }
-  return true;
-}
-
 class ModuleCompiler;
 
 // A function waiting to be compiled: a global, or a lifted nested function
@@ -206,10 +156,10 @@ class FunctionCompiler {
     out_.code[at].operands[operand] = static_cast<int32_t>(out_.code.size());
   }
 
+  // The register holding `expr`'s value. The passes leave the program in
+  // A-normal form, so each non-atomic expression is compiled once.
   int32_t Value(const Expr& expr) {
-    if (std::optional<int32_t> reused = Reuse(expr.get())) return *reused;
     int32_t result = CompileExpr(expr, false);
-    computed_[expr.get()] = {result, blocks_.back()};
     MarkWorthKilling(result, expr->checked_type());
     return result;
   }
@@ -222,22 +172,13 @@ class FunctionCompiler {
     if (worth_killing_.size() <= size_t(reg)) worth_killing_.resize(size_t(reg) + 1, false);
     worth_killing_[size_t(reg)] = worth;
   }
-  // Compiles a branch (of an if or a match) as a block of its own.
-  int32_t BranchValue(const Expr& expr) {
-    EnterBlock();
-    int32_t result = Value(expr);
-    LeaveBlock();
-    return result;
-  }
-  void BranchTail(const Expr& expr) {
-    EnterBlock();
-    Tail(expr);
-    LeaveBlock();
-  }
   // Compiles `expr` in tail position: it ends by returning or tail-calling.
   void Tail(const Expr& expr) {
     int32_t result = CompileExpr(expr, true);
-    if (result >= 0) Emit(vm::Opcode::kRet, {result}, *expr);
+    // The return is located at the scope's last expression, not at its lets.
+    const ExprNode* last = expr.get();
+    while (const auto* let = As<LetNode>(last)) last = let->body.get();
+    if (result >= 0) Emit(vm::Opcode::kRet, {result}, *last);
   }
 
   // The register holding `expr`'s value; with `tail`, may instead emit the
@@ -256,70 +197,15 @@ class FunctionCompiler {
   }
   int32_t Lift(const FunctionNode& function, const VarNode* self, const Node& origin);
 
-  // A shared expression (a graph binding used twice) is computed once: its
-  // register is reused where the block that computed it is still active
-  // (so the register is certainly written: an enclosing block dominates).
-  // Branches open blocks.
-  struct Computed {
-    int32_t reg;
-    int block;
-  };
-  std::optional<int32_t> Reuse(const ExprNode* expr) const {
-    auto found = computed_.find(expr);
-    if (found == computed_.end()) return std::nullopt;
-    if (std::find(blocks_.begin(), blocks_.end(), found->second.block) == blocks_.end()) {
-      return std::nullopt;
-    }
-    return found->second.reg;
-  }
-  void EnterBlock() { blocks_.push_back(++block_count_); }
-  void LeaveBlock() { blocks_.pop_back(); }
-
   ModuleCompiler& module_;
   const PendingFunction& pending_;
   vm::Function& out_;
   std::unordered_map<const VarNode*, int32_t> variables_;
-  std::unordered_map<const ExprNode*, Computed> computed_;
   const ExprNode* site_ = nullptr;  // the innermost located expression being compiled
 
-  // ---- fusion ----
-  // Operator calls compose into one kernel (a primitive function) where a
-  // producer's value is used once, by the consumer: elementwise, broadcast
-  // and injective operators chain; a dense, matmul, convolution or
-  // reduction (an anchor, at most one a group) takes an elementwise
-  // epilogue and a reduction takes injective producers. Anchors' other
-  // inputs, and everything else, stay separate values.
-  struct FusionGroup {
-    std::vector<kernels::FusedOperator> operators;
-    std::vector<int32_t> inputs;  // registers, one per group input
-    bool has_anchor = false;
-    size_t size = 0;  // operators entered so far (operators lists finished ones)
-  };
-  static constexpr size_t kMaximumGroup = 64;
   int32_t CompileOperatorCall(const CallNode& call, const OpNode& op);
-  int32_t AddToGroup(const CallNode& call, FusionGroup& group);
-  // The fusable operator call `arg` stands for (itself, or the deferred
-  // value of a let-bound variable), when its value is used only there.
-  const CallNode* ProducerOf(const Expr& arg) const;
-  std::unique_ptr<UseCounts> uses_;
+  int32_t CompilePrimitiveCall(const CallNode& call, const FunctionNode& primitive);
   std::vector<bool> worth_killing_;  // by register, for the liveness pass
-  // Let-bound fusable calls used once, compiled where they are used, and
-  // how long the chain of deferred calls each one ends is.
-  std::unordered_map<const VarNode*, Expr> deferred_;
-  std::unordered_map<const VarNode*, size_t> deferred_depth_;
-  size_t DeferredDepth(const CallNode& call) const {
-    size_t depth = 1;
-    for (const Expr& arg : call.args) {
-      if (const auto* var = As<VarNode>(arg)) {
-        auto found = deferred_depth_.find(var);
-        if (found != deferred_depth_.end() && deferred_.count(var))
-          depth = std::max(depth, found->second + 1);
-      }
-    }
-    return depth;
-  }
-  std::vector<int> blocks_{0};
-  int block_count_ = 0;
 };
 
 class ModuleCompiler {
@@ -403,29 +289,6 @@ class ModuleCompiler {
     return found->second;
   }
 
-  // A function that builds `constructor`'s value from its arguments: what a
-  // constructor used as a value (passed to map) becomes.
-  int32_t ConstructorFunction(const ConstructorNode& constructor) {
-    const int32_t tag = Tag(constructor);
-    auto found = constructor_functions_.find(tag);
-    if (found != constructor_functions_.end()) return found->second;
-    const uint32_t arity = executable_.constructors[tag].arity;
-    int32_t index = AddFunction(constructor.name, arity, 0, "");
-    vm::Function& function = executable_.functions[index];
-    function.register_count = arity + 1;
-    vm::Instruction alloc;
-    alloc.opcode = vm::Opcode::kAllocAdt;
-    alloc.operands = {static_cast<int32_t>(arity), tag, 0};
-    alloc.list_size = arity;
-    for (uint32_t param = 0; param < arity; ++param) function.lists.push_back(int32_t(param));
-    vm::Instruction ret;
-    ret.opcode = vm::Opcode::kRet;
-    ret.operands = {static_cast<int32_t>(arity), 0, 0};
-    function.code = {alloc, ret};
-    constructor_functions_[tag] = index;
-    return index;
-  }
-
   int32_t Constant(const Ref<Tensor>& value) {
     auto [position, inserted] = constants_.emplace(value.get(), executable_.constants.size());
     if (inserted) executable_.constants.push_back(value);
@@ -456,14 +319,12 @@ class ModuleCompiler {
   std::deque<PendingFunction> pending_;
   std::unordered_map<const Module*, std::unordered_map<std::string, int32_t>> globals_;
   std::unordered_map<const ConstructorNode*, int32_t> tags_;
-  std::unordered_map<int32_t, int32_t> constructor_functions_;
   std::unordered_map<const Tensor*, size_t> constants_;
   int lambda_count_ = 0;
 };
 
 void FunctionCompiler::Compile() {
   const FunctionNode& function = *pending_.function;
-  uses_ = std::make_unique<UseCounts>(function);
   out_.register_count = out_.param_count;
   int32_t next = 0;
   for (const VarNode* var : pending_.captured) {
@@ -483,8 +344,26 @@ void FunctionCompiler::Compile() {
   KillDeadRegisters(out_, worth_killing_);
 }
 
+// The global that `function` only forwards to, `fn (%a, %b) { @g(%a, %b) }`
+// (what eta-expansion makes of a global used as a value), or null.
+const GlobalVarNode* ForwardedGlobal(const FunctionNode& function) {
+  const auto* call = As<CallNode>(function.body);
+  if (call == nullptr || call->args.size() != function.params.size()) return nullptr;
+  for (size_t index = 0; index < call->args.size(); ++index) {
+    if (call->args[index].get() != function.params[index].get()) return nullptr;
+  }
+  return As<GlobalVarNode>(call->callee);
+}
+
 int32_t FunctionCompiler::Lift(const FunctionNode& function, const VarNode* self,
                                const Node& origin) {
+  if (const GlobalVarNode* global = ForwardedGlobal(function)) {
+    // The global's own function is that closure already.
+    int32_t result = NewRegister();
+    Emit(vm::Opcode::kAllocClosure, {result, module_.GlobalIndex(pending_.scope, global->name)},
+         origin);
+    return result;
+  }
   std::vector<const VarNode*> captured;
   std::vector<int32_t> captured_registers;
   for (const VarNode* var : FreeVariables::Of(function)) {
@@ -505,20 +384,11 @@ int32_t FunctionCompiler::CompileExpr(const Expr& root, bool tail) {
   // Let chains in a loop: they may be very long.
   while (const auto* let = As<LetNode>(expr)) {
     const auto* function = As<FunctionNode>(let->value);
-    if (uses_->Of(let->var.get()) == 0 && IsPure(let->value)) {
-      // Dead code: nothing reads it and computing it has no effect.
-    } else if (function != nullptr) {
+    if (function != nullptr) {
       // Only a function that calls itself needs to reach its own closure.
       const std::vector<const VarNode*> free = FreeVariables::Of(*function);
       const bool recursive = std::find(free.begin(), free.end(), let->var.get()) != free.end();
       variables_[let->var.get()] = Lift(*function, recursive ? let->var.get() : nullptr, *let);
-    } else if (IsFusable(let->value) && uses_->Of(let->var.get()) == 1 &&
-               DeferredDepth(*As<CallNode>(let->value)) < kMaximumGroup) {
-      // Operator calls are pure: move to the use. A long chain of them is
-      // compiled in pieces, so compiling and fusing it never recurses deeper
-      // than a group.
-      deferred_[let->var.get()] = let->value;
-      deferred_depth_[let->var.get()] = DeferredDepth(*As<CallNode>(let->value));
     } else {
       variables_[let->var.get()] = Value(let->value);
     }
@@ -534,11 +404,6 @@ int32_t FunctionCompiler::CompileExpr(const Expr& root, bool tail) {
   const Node& origin = defined_elsewhere && site_ != nullptr ? *site_ : *expr;
   switch (expr->kind()) {
     case NodeKind::kVar: {
-      if (auto deferred = deferred_.find(As<VarNode>(expr)); deferred != deferred_.end()) {
-        Expr value = deferred->second;
-        deferred_.erase(deferred);
-        return variables_[As<VarNode>(expr)] = Value(value);
-      }
       auto found = variables_.find(As<VarNode>(expr));
       RELAY_CHECK(found != variables_.end(),
                   "variable %" + As<VarNode>(expr)->name_hint + " not in scope");
@@ -577,12 +442,8 @@ int32_t FunctionCompiler::CompileExpr(const Expr& root, bool tail) {
       return CompileIf(*As<IfNode>(expr), tail);
     case NodeKind::kMatch:
       return CompileMatch(*As<MatchNode>(expr), tail);
-    case NodeKind::kConstructor: {
-      int32_t result = NewRegister();
-      Emit(vm::Opcode::kAllocClosure,
-           {result, module_.ConstructorFunction(*As<ConstructorNode>(expr))}, origin);
-      return result;
-    }
+    case NodeKind::kConstructor:
+      RELAY_UNREACHABLE("a constructor used as a value after eta-expansion");
     case NodeKind::kRefCreate: {
       int32_t value = Value(As<RefCreateNode>(expr)->value);
       int32_t result = NewRegister();
@@ -615,6 +476,8 @@ int32_t FunctionCompiler::CompileExpr(const Expr& root, bool tail) {
 int32_t FunctionCompiler::CompileCall(const CallNode& call, bool tail) {
   const Expr& callee = call.callee;
   if (const auto* op = As<OpNode>(callee)) return CompileOperatorCall(call, *op);
+  if (const auto* function = As<FunctionNode>(callee); function && passes::IsPrimitive(*function))
+    return CompilePrimitiveCall(call, *function);
   if (const auto* constructor = As<ConstructorNode>(callee)) {
     std::vector<int32_t> args = Values(call.args);
     int32_t result = NewRegister();
@@ -644,31 +507,6 @@ int32_t FunctionCompiler::CompileCall(const CallNode& call, bool tail) {
 }
 
 int32_t FunctionCompiler::CompileOperatorCall(const CallNode& call, const OpNode& op) {
-  if (IsFusable(Expr(&call))) {
-    FusionGroup group;
-    AddToGroup(call, group);
-    if (group.operators.size() > 1) {
-      vm::KernelCall kernel;
-      kernel.op = "fused(";
-      for (size_t index = 0; index < group.operators.size(); ++index)
-        kernel.op += (index ? "+" : "") + group.operators[index].op;
-      kernel.op += ")";
-      kernel.fused = std::move(group.operators);
-      int32_t result = NewRegister();
-      Emit(vm::Opcode::kInvokeKernel, {result, module_.Kernel(std::move(kernel))}, group.inputs,
-           call);
-      return result;
-    }
-    // Nothing fused: the arguments are compiled already.
-    vm::KernelCall kernel;
-    kernel.op = op.name();
-    kernel.attrs = call.attrs;
-    int32_t result = NewRegister();
-    std::vector<int32_t> args;
-    for (int32_t input : group.operators[0].inputs) args.push_back(group.inputs[input]);
-    Emit(vm::Opcode::kInvokeKernel, {result, module_.Kernel(std::move(kernel))}, args, call);
-    return result;
-  }
   vm::KernelCall kernel;
   kernel.op = op.name();
   kernel.attrs = call.attrs;
@@ -680,79 +518,51 @@ int32_t FunctionCompiler::CompileOperatorCall(const CallNode& call, const OpNode
   return result;
 }
 
-const CallNode* FunctionCompiler::ProducerOf(const Expr& arg) const {
-  if (const auto* var = As<VarNode>(arg)) {
-    auto deferred = deferred_.find(var);
-    return deferred == deferred_.end() ? nullptr : As<CallNode>(deferred->second);
-  }
-  if (!IsFusable(arg) || uses_->Of(arg.get()) != 1 || Reuse(arg.get())) return nullptr;
-  return As<CallNode>(arg);
-}
-
-int32_t FunctionCompiler::AddToGroup(const CallNode& call, FusionGroup& group) {
-  using kernels::FusionPattern;
-  const FusionPattern pattern = As<OpNode>(call.callee)->definition->pattern;
-  const bool is_anchor =
-      pattern == FusionPattern::kOutElementwiseFusable || pattern == FusionPattern::kCommReduce;
-  group.has_anchor = group.has_anchor || is_anchor;
-  ++group.size;
-  kernels::FusedOperator fused;
-  fused.op = As<OpNode>(call.callee)->name();
-  fused.attrs = call.attrs;
-  for (const Expr& arg : call.args) {
-    const CallNode* producer = ProducerOf(arg);
-    bool absorb = false;
-    if (producer != nullptr && group.size < kMaximumGroup) {
-      const FusionPattern inner = As<OpNode>(producer->callee)->definition->pattern;
-      const bool inner_injective = inner == FusionPattern::kElementwise ||
-                                   inner == FusionPattern::kBroadcast ||
-                                   inner == FusionPattern::kInjective;
-      const bool inner_anchor =
-          inner == FusionPattern::kOutElementwiseFusable || inner == FusionPattern::kCommReduce;
-      switch (pattern) {
-        case FusionPattern::kElementwise:
-        case FusionPattern::kBroadcast:
-          absorb = inner_injective || (inner_anchor && !group.has_anchor);
-          break;
-        case FusionPattern::kInjective:
-        case FusionPattern::kCommReduce:
-          absorb = inner_injective;
-          break;
-        default:
-          break;
-      }
-    }
-    if (absorb) {
-      if (const auto* var = As<VarNode>(arg)) deferred_.erase(var);
-      fused.inputs.push_back(-1 - AddToGroup(*producer, group));
-    } else {
-      const int32_t reg = Value(arg);
-      auto known = std::find(group.inputs.begin(), group.inputs.end(), reg);
-      if (known == group.inputs.end()) {
-        group.inputs.push_back(reg);
-        known = group.inputs.end() - 1;
-      }
-      fused.inputs.push_back(static_cast<int32_t>(known - group.inputs.begin()));
-    }
-  }
-  group.operators.push_back(std::move(fused));
-  return static_cast<int32_t>(group.operators.size() - 1);
+// A primitive function (operator fusion's group) is one kernel: its body's
+// operator calls in evaluation order, each reading the group's inputs (the
+// function's parameters) or earlier operators' results.
+int32_t FunctionCompiler::CompilePrimitiveCall(const CallNode& call,
+                                               const FunctionNode& primitive) {
+  std::unordered_map<const ExprNode*, int32_t> operand_of;  // parameter -> input index
+  for (size_t index = 0; index < primitive.params.size(); ++index)
+    operand_of[primitive.params[index].get()] = static_cast<int32_t>(index);
+  vm::KernelCall kernel;
+  PostOrderVisit(primitive.body, [&](const Expr& expr) {
+    const auto* inner = As<CallNode>(expr);
+    if (inner == nullptr) return;
+    const auto* op = As<OpNode>(inner->callee);
+    RELAY_CHECK(op != nullptr, "a primitive function calls something other than an operator");
+    kernels::FusedOperator fused;
+    fused.op = op->name();
+    fused.attrs = inner->attrs;
+    for (const Expr& arg : inner->args) fused.inputs.push_back(operand_of.at(arg.get()));
+    operand_of[expr.get()] = -1 - static_cast<int32_t>(kernel.fused.size());
+    kernel.fused.push_back(std::move(fused));
+  });
+  kernel.op = "fused(";
+  for (size_t index = 0; index < kernel.fused.size(); ++index)
+    kernel.op += (index ? "+" : "") + kernel.fused[index].op;
+  kernel.op += ")";
+  std::vector<int32_t> args = Values(call.args);
+  int32_t result = NewRegister();
+  Emit(vm::Opcode::kInvokeKernel, {result, module_.Kernel(std::move(kernel))}, args, call);
+  return result;
 }
 
 int32_t FunctionCompiler::CompileIf(const IfNode& branch, bool tail) {
   int32_t condition = Value(branch.condition);
   size_t test = Emit(vm::Opcode::kIfFalse, {condition, 0}, branch);
   if (tail) {
-    BranchTail(branch.then_branch);
+    Tail(branch.then_branch);
     PatchHere(test, 1);
-    BranchTail(branch.else_branch);
+    Tail(branch.else_branch);
     return -1;
   }
   int32_t result = NewRegister();
-  Emit(vm::Opcode::kMove, {result, BranchValue(branch.then_branch)}, *branch.then_branch);
+  Emit(vm::Opcode::kMove, {result, Value(branch.then_branch)}, *branch.then_branch);
   size_t skip = Emit(vm::Opcode::kGoto, {0}, branch);
   PatchHere(test, 1);
-  Emit(vm::Opcode::kMove, {result, BranchValue(branch.else_branch)}, *branch.else_branch);
+  Emit(vm::Opcode::kMove, {result, Value(branch.else_branch)}, *branch.else_branch);
   PatchHere(skip, 0);
   return result;
 }
@@ -788,8 +598,6 @@ int32_t FunctionCompiler::CompileMatch(const MatchNode& match, bool tail) {
   std::vector<size_t> exits;
   for (const Clause& clause : match.clauses) {
     std::vector<size_t> failures;
-    // The pattern's loads run only when the earlier tests passed.
-    EnterBlock();
     CompilePattern(clause.pattern, data, failures);
     if (tail) {
       Tail(clause.body);
@@ -797,7 +605,6 @@ int32_t FunctionCompiler::CompileMatch(const MatchNode& match, bool tail) {
       Emit(vm::Opcode::kMove, {result, Value(clause.body)}, *clause.body);
       exits.push_back(Emit(vm::Opcode::kGoto, {0}, match));
     }
-    LeaveBlock();
     for (size_t failure : failures) PatchHere(failure, 2);
   }
   // The instruction carries the match's location; the VM reports it. After
@@ -815,7 +622,8 @@ int32_t FunctionCompiler::CompileMatch(const MatchNode& match, bool tail) {
 }  // namespace
 
 vm::Executable CompileToBytecode(const ir::Module& module, const ir::Module* prelude) {
-  return ModuleCompiler(module, prelude).Run();
+  passes::OptimizedProgram optimized = passes::OptimizeForVm(module, prelude);
+  return ModuleCompiler(optimized.program, optimized.prelude ? &*optimized.prelude : nullptr).Run();
 }
 
 }  // namespace relay::codegen

@@ -1,0 +1,109 @@
+#include "compiler/passes/pass_util.h"
+
+#include "compiler/ir/expr_functor.h"
+
+namespace relay::passes {
+
+using namespace relay::ir;
+
+Expr WithTypedChildren(const Expr& expr, const std::vector<Expr>& children) {
+  Expr rebuilt = WithChildren(expr, children);
+  if (rebuilt.get() != expr.get()) rebuilt->set_checked_type(expr->checked_type());
+  return rebuilt;
+}
+
+Function WithBody(const Function& function, const Expr& body) {
+  if (body.get() == function->body.get()) return function;
+  Function result = Make<FunctionNode>(function->params, body, function->ret_type,
+                                       function->type_params, function->attrs, function->span());
+  result->set_checked_type(function->checked_type());
+  return result;
+}
+
+Var FreshVar(const std::string& name_hint, const Expr& value) {
+  Var var = Make<VarNode>(name_hint, value->checked_type(), value->span());
+  var->set_checked_type(value->checked_type());
+  return var;
+}
+
+Expr TypedLet(const Var& var, const Expr& value, const Expr& body) {
+  Expr let = Make<LetNode>(var, value, body, value->span());
+  let->set_checked_type(body->checked_type());
+  return let;
+}
+
+bool IsAtomic(const Expr& expr) {
+  switch (expr->kind()) {
+    case NodeKind::kVar:
+    case NodeKind::kGlobalVar:
+    case NodeKind::kConstant:
+    case NodeKind::kOp:
+    case NodeKind::kConstructor:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsPrimitive(const FunctionNode& function) {
+  for (const auto& [name, value] : function.attrs) {
+    if (name == kPrimitiveAttr) return true;
+  }
+  return false;
+}
+
+bool IsPure(const Expr& root) {
+  // Iterative: the operands of a pure expression may nest deeply.
+  std::vector<Expr> pending{root};
+  while (!pending.empty()) {
+    Expr expr = std::move(pending.back());
+    pending.pop_back();
+    switch (expr->kind()) {
+      case NodeKind::kVar:
+      case NodeKind::kGlobalVar:
+      case NodeKind::kConstant:
+      case NodeKind::kConstructor:
+      case NodeKind::kFunction:
+      case NodeKind::kOp:
+        continue;
+      case NodeKind::kCall: {
+        const auto* call = As<CallNode>(expr);
+        const auto* callee_function = As<FunctionNode>(call->callee);
+        const bool primitive = callee_function != nullptr && IsPrimitive(*callee_function);
+        if (As<OpNode>(call->callee) == nullptr && As<ConstructorNode>(call->callee) == nullptr &&
+            !primitive) {
+          return false;
+        }
+        break;
+      }
+      case NodeKind::kTuple:
+      case NodeKind::kTupleGetItem:
+      case NodeKind::kRefCreate:  // a fresh cell nobody else sees
+      case NodeKind::kRefRead:
+        break;
+      default:
+        return false;
+    }
+    for (Expr& child : ExprChildren(expr)) {
+      if (child->kind() != NodeKind::kFunction) pending.push_back(std::move(child));
+    }
+  }
+  return true;
+}
+
+Module RewriteFunctions(const Module& module, const FunctionRewrite& rewrite) {
+  Module result;
+  result.set_source(module.source_name(),
+                    std::make_shared<const std::string>(module.source_text()));
+  for (const TypeDefinition& definition : module.type_definitions())
+    result.AddTypeDefinition(definition);
+  for (const GlobalFunction& global : module.functions()) {
+    Function rewritten = rewrite(global.function);
+    if (rewritten.get() != global.function.get())
+      rewritten->set_checked_type(global.function->checked_type());
+    result.AddFunction(global.name, rewritten);
+  }
+  return result;
+}
+
+}  // namespace relay::passes

@@ -1,0 +1,52 @@
+// What the IR passes share: rebuilding nodes with their types kept, making
+// typed bindings, and applying a per-function rewrite to a whole module.
+//
+// Passes run after type inference, and the code generator reads types
+// (whether a value is a tensor, a tuple, its shape), so every node a pass
+// builds carries the checked type of the node it replaces.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/expr.h"
+#include "compiler/ir/module.h"
+
+namespace relay::passes {
+
+// `expr` with new children (ir::WithChildren), the rebuilt node typed like
+// `expr`.
+ir::Expr WithTypedChildren(const ir::Expr& expr, const std::vector<ir::Expr>& children);
+
+// `function` with `body` (itself when the body is the same), typed alike.
+ir::Function WithBody(const ir::Function& function, const ir::Expr& body);
+
+// A fresh variable for `value`, typed like it.
+ir::Var FreshVar(const std::string& name_hint, const ir::Expr& value);
+
+// `let var = value; body`, typed like `body`, located at `value`.
+ir::Expr TypedLet(const ir::Var& var, const ir::Expr& value, const ir::Expr& body);
+
+// Variables, globals, constants, operators and constructors: what A-normal
+// form allows as an operand.
+bool IsAtomic(const ir::Expr& expr);
+
+// Operator fusion marks the functions it builds (one kernel each) with
+// this attribute, as TVM does.
+inline constexpr const char* kPrimitiveAttr = "Primitive";
+bool IsPrimitive(const ir::FunctionNode& function);
+
+// Whether evaluating `expr` can have no effect but its value: no calls of
+// functions (which may write references or fail), no reference writes, no
+// match (which may fail); creating and reading references is pure. Operator calls count as pure; a
+// failing one (a shape error) then goes unreported when its value is unused.
+bool IsPure(const ir::Expr& expr);
+
+using FunctionRewrite = std::function<ir::Function(const ir::Function&)>;
+
+// `module` with `rewrite` applied to each global function; types, names and
+// the source are kept.
+ir::Module RewriteFunctions(const ir::Module& module, const FunctionRewrite& rewrite);
+
+}  // namespace relay::passes

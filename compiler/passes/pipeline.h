@@ -1,0 +1,30 @@
+// The passes between type inference and code generation, in order (each in
+// a file of its own here):
+//
+//   eta_expansion       constructors and globals used as values -> functions
+//   a_normal_form       operands atomic, shared expressions bound once
+//   constant_folding    operator calls on constants evaluated by the kernels
+//   common_subexpression  a pure value computed twice in a scope, once
+//   dead_code           pure bindings nobody reads, dropped
+//   fuse_operators      operator chains -> primitive functions (one kernel each)
+//
+// The code generator then lifts functions, compiles matches to decision
+// trees and marks tail calls as it emits bytecode.
+#pragma once
+
+#include <optional>
+
+#include "compiler/ir/module.h"
+
+namespace relay::passes {
+
+struct OptimizedProgram {
+  ir::Module program;
+  std::optional<ir::Module> prelude;
+};
+
+// Runs every pass over `program` and `prelude` (may be null), which must be
+// type-checked.
+OptimizedProgram OptimizeForVm(const ir::Module& program, const ir::Module* prelude);
+
+}  // namespace relay::passes

@@ -1,0 +1,357 @@
+// The IR passes one by one (compiler/passes/): what each must change, what
+// it must leave alone, and that none recurses along long programs. Whole
+// programs through every pass are checked against the reference evaluator
+// by tests/vm (program_test, random_program_test).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "compiler/diagnostics.h"
+#include "compiler/frontend.h"
+#include "compiler/ir/expr_functor.h"
+#include "compiler/passes/a_normal_form.h"
+#include "compiler/passes/common_subexpression.h"
+#include "compiler/passes/constant_folding.h"
+#include "compiler/passes/dead_code.h"
+#include "compiler/passes/eta_expansion.h"
+#include "compiler/passes/pass_util.h"
+#include "compiler/passes/pipeline.h"
+#include "kernels/operator.h"
+
+namespace relay {
+namespace {
+
+using namespace relay::ir;
+
+Module Check(const std::string& source) {
+  Diagnostics diagnostics("test.relay",
+                          std::make_shared<const std::string>("#[version = \"0.0.5\"]\n" + source));
+  Module module = compiler::ParseAndCheck(diagnostics);
+  if (diagnostics.has_errors()) throw Error(ErrorKind::kInternal, diagnostics.FormatAll());
+  return module;
+}
+
+Function Global(const Module& module, const std::string& name) {
+  const GlobalFunction* global = module.FindFunction(name);
+  if (global == nullptr) throw Error(ErrorKind::kInternal, "no @" + name);
+  return global->function;
+}
+
+// A-normal form, then `pass`.
+template <typename Pass>
+Function AfterAnf(const std::string& source, Pass pass, const std::string& name = "f") {
+  return pass(passes::ToANormalForm(Global(Check(source), name)));
+}
+
+int CountCalls(const Expr& root, const std::string& op) {
+  int count = 0;
+  PostOrderVisit(root, [&](const Expr& expr) {
+    const auto* call = As<CallNode>(expr);
+    if (call == nullptr) return;
+    if (const auto* callee = As<OpNode>(call->callee); callee && callee->name() == op) ++count;
+  });
+  return count;
+}
+
+int CountKind(const Expr& root, NodeKind kind) {
+  int count = 0;
+  PostOrderVisit(root, [&](const Expr& expr) { count += expr->kind() == kind; });
+  return count;
+}
+
+// Every operand atomic, every if and match on an atom.
+bool InANormalForm(const Expr& root) {
+  bool ok = true;
+  PostOrderVisit(root, [&](const Expr& expr) {
+    switch (expr->kind()) {
+      case NodeKind::kCall:
+      case NodeKind::kTuple:
+      case NodeKind::kTupleGetItem:
+      case NodeKind::kRefCreate:
+      case NodeKind::kRefRead:
+      case NodeKind::kRefWrite:
+        for (const Expr& child : ExprChildren(expr)) ok = ok && passes::IsAtomic(child);
+        break;
+      case NodeKind::kIf:
+        ok = ok && passes::IsAtomic(As<IfNode>(expr)->condition);
+        break;
+      case NodeKind::kMatch:
+        ok = ok && passes::IsAtomic(As<MatchNode>(expr)->data);
+        break;
+      default:
+        break;
+    }
+  });
+  return ok;
+}
+
+// ---- A-normal form ------------------------------------------------------------
+
+TEST(ANormalFormTest, OperandsBecomeAtomicInEvaluationOrder) {
+  Function f = passes::ToANormalForm(Global(Check(R"(
+def @f(%x: float32) -> float32 { add(multiply(%x, %x), exp(%x)) }
+)"),
+                                            "f"));
+  EXPECT_TRUE(InANormalForm(f->body));
+  // multiply is evaluated first, so it is bound first.
+  const auto* first = As<LetNode>(f->body);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(As<OpNode>(As<CallNode>(first->value)->callee)->name(), "multiply");
+  // The last expression stays unbound.
+  const auto* second = As<LetNode>(first->body);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(As<OpNode>(As<CallNode>(second->body)->callee)->name(), "add");
+}
+
+TEST(ANormalFormTest, SharedBindingUsedInBothBranchesIsBoundOnceBeforeTheIf) {
+  Function f = passes::ToANormalForm(Global(Check(R"(
+def @f(%x: float32, %c: bool) -> float32 {
+  %0 = exp(%x);
+  if (%c) { %0 } else { negative(%0) }
+}
+)"),
+                                            "f"));
+  EXPECT_EQ(CountCalls(f->body, "exp"), 1);
+  const auto* let = As<LetNode>(f->body);
+  ASSERT_NE(let, nullptr);
+  EXPECT_EQ(As<OpNode>(As<CallNode>(let->value)->callee)->name(), "exp");
+  EXPECT_NE(As<IfNode>(let->body), nullptr);
+}
+
+TEST(ANormalFormTest, SharedBindingUsedInOneBranchStaysInIt) {
+  Function f = passes::ToANormalForm(Global(Check(R"(
+def @f(%x: float32, %c: bool) -> float32 {
+  %0 = exp(%x);
+  if (%c) { add(%0, %0) } else { %x }
+}
+)"),
+                                            "f"));
+  const auto* branch = As<IfNode>(f->body);
+  ASSERT_NE(branch, nullptr);  // nothing bound before the if
+  EXPECT_EQ(CountCalls(branch->then_branch, "exp"), 1);
+  EXPECT_EQ(CountCalls(branch->else_branch, "exp"), 0);
+}
+
+TEST(ANormalFormTest, CallsInTailPositionStayThere) {
+  Function f = passes::ToANormalForm(Global(Check(R"(
+def @f(%n: int32) -> int32 {
+  if (equal(%n, 0)) { 0 } else { @f(subtract(%n, 1)) }
+}
+)"),
+                                            "f"));
+  const auto* let = As<LetNode>(f->body);
+  ASSERT_NE(let, nullptr);
+  const auto* branch = As<IfNode>(let->body);
+  ASSERT_NE(branch, nullptr);
+  const auto* bound = As<LetNode>(branch->else_branch);
+  ASSERT_NE(bound, nullptr);
+  const auto* call = As<CallNode>(bound->body);
+  ASSERT_NE(call, nullptr);
+  EXPECT_NE(As<GlobalVarNode>(call->callee), nullptr);
+}
+
+// 200,000 nested operator calls: one expression 200,000 levels deep.
+TEST(PassesTest, DeepExpressionsDoNotRecurse) {
+  Module module = Check("def @f(%x: float32) -> float32 { negative(%x) }\n");
+  Function f = Global(module, "f");
+  const auto* call = As<CallNode>(f->body);
+  Expr body = f->params[0];
+  for (int depth = 0; depth < 200000; ++depth) {
+    body = Make<CallNode>(call->callee, std::vector<Expr>{body});
+    body->set_checked_type(call->checked_type());
+  }
+  Function deep = Make<FunctionNode>(f->params, body, f->ret_type);
+  Function result = passes::ToANormalForm(deep);
+  EXPECT_TRUE(InANormalForm(result->body));
+  result = passes::FoldConstants(result);
+  result = passes::EliminateCommonSubexpressions(result);
+  result = passes::EliminateDeadCode(result);
+  EXPECT_EQ(CountCalls(result->body, "negative"), 200000);
+}
+
+// ---- dead code -------------------------------------------------------------------
+
+TEST(DeadCodeTest, UnusedPureBindingsGoAndTakeTheirOperandsWithThem) {
+  Function f = AfterAnf(R"(
+def @f(%x: float32) -> float32 {
+  let %a = exp(%x);
+  let %b = add(%a, %a);
+  let %t = (%a, %b);
+  %x
+}
+)",
+                        passes::EliminateDeadCode);
+  EXPECT_EQ(As<VarNode>(f->body), f->params[0].get());
+}
+
+TEST(DeadCodeTest, EffectsStay) {
+  Function f = AfterAnf(R"(
+def @g(%r: ref(int32)) -> int32 { 0 }
+def @f(%r: ref(int32)) -> int32 {
+  let %u = ref_write(%r, 1);
+  let %v = @g(%r);
+  let %w = ref_read(%r);
+  0
+}
+)",
+                        passes::EliminateDeadCode);
+  EXPECT_EQ(CountKind(f->body, NodeKind::kRefWrite), 1);
+  EXPECT_EQ(CountKind(f->body, NodeKind::kCall), 1);
+  // Reading a reference has no effect, but its value may still change
+  // later; an unused read goes.
+  EXPECT_EQ(CountKind(f->body, NodeKind::kRefRead), 0);
+}
+
+// ---- common subexpressions -----------------------------------------------------
+
+TEST(CommonSubexpressionTest, EqualValuesInOneScopeAreComputedOnce) {
+  Function f = AfterAnf(R"(
+def @f(%x: float32, %y: float32) -> float32 {
+  let %a = add(%x, %y);
+  let %b = add(%x, %y);
+  let %c = multiply(%a, 2f);
+  let %d = multiply(%b, 2f);
+  subtract(%c, %d)
+}
+)",
+                        passes::EliminateCommonSubexpressions);
+  // %d becomes %c once %b has become %a.
+  EXPECT_EQ(CountCalls(f->body, "add"), 1);
+  EXPECT_EQ(CountCalls(f->body, "multiply"), 1);
+}
+
+TEST(CommonSubexpressionTest, DifferentAttributesOrOperandsAreDifferentValues) {
+  Function f = AfterAnf(R"(
+def @f(%x: Tensor[(2, 2), float32]) -> Tensor[(2), float32] {
+  let %a = sum(%x, axis=[0]);
+  let %b = sum(%x, axis=[1]);
+  let %c = add(%a, 1f);
+  let %d = add(%a, 2f);
+  add(add(%a, %b), multiply(%c, %d))
+}
+)",
+                        passes::EliminateCommonSubexpressions);
+  EXPECT_EQ(CountCalls(f->body, "sum"), 2);
+  EXPECT_EQ(CountCalls(f->body, "add"), 4);
+}
+
+TEST(CommonSubexpressionTest, SiblingBranchesDoNotShareButNestedScopesReuse) {
+  Function f = AfterAnf(R"(
+def @f(%x: float32, %c: bool) -> float32 {
+  let %outer = exp(%x);
+  let %r = if (%c) { add(exp(%x), log(%x)) } else { log(%x) };
+  %r
+}
+)",
+                        passes::EliminateCommonSubexpressions);
+  EXPECT_EQ(CountCalls(f->body, "exp"), 1);  // the branch's reuses %outer
+  EXPECT_EQ(CountCalls(f->body, "log"), 2);  // one per branch
+}
+
+// ---- constant folding ------------------------------------------------------------
+
+const Tensor* OnlyConstant(const Expr& root) {
+  const Tensor* found = nullptr;
+  int count = 0;
+  PostOrderVisit(root, [&](const Expr& expr) {
+    if (const auto* constant = As<ConstantNode>(expr)) {
+      found = constant->value.get();
+      ++count;
+    }
+  });
+  return count == 1 ? found : nullptr;
+}
+
+TEST(ConstantFoldingTest, ScalarArithmeticFolds) {
+  Function f = AfterAnf("def @f() -> int32 { multiply(add(2, 3), subtract(10, 3)) }\n",
+                        passes::FoldConstants);
+  const Tensor* value = OnlyConstant(f->body);
+  ASSERT_NE(value, nullptr);
+  EXPECT_EQ(*value->data<int32_t>(), 35);  // (2 + 3) * (10 - 3)
+  EXPECT_EQ(CountKind(f->body, NodeKind::kCall), 0);
+}
+
+TEST(ConstantFoldingTest, TensorOperatorsFoldThroughTheKernels) {
+  Function f = AfterAnf(R"(
+def @f() -> Tensor[(4), float32] {
+  nn.relu(subtract(multiply(ones(shape=[4], dtype="float32"), 1.5f), 2f))
+}
+)",
+                        passes::FoldConstants);
+  const Tensor* value = OnlyConstant(f->body);
+  ASSERT_NE(value, nullptr);
+  ASSERT_EQ(value->element_count(), 4);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(value->data<float>()[i], 0.0f);  // relu(1.5 - 2)
+}
+
+TEST(ConstantFoldingTest, ConstantConditionsChooseTheirBranch) {
+  Function f = AfterAnf(R"(
+def @f(%x: float32) -> float32 {
+  let %big = greater(3, 2);
+  if (%big) { exp(%x) } else { log(%x) }
+}
+)",
+                        passes::FoldConstants);
+  EXPECT_EQ(CountKind(f->body, NodeKind::kIf), 0);
+  EXPECT_EQ(CountCalls(f->body, "exp"), 1);
+  EXPECT_EQ(CountCalls(f->body, "log"), 0);
+}
+
+TEST(ConstantFoldingTest, FieldsOfKnownTuplesAreTheirFields) {
+  Function f = AfterAnf(R"(
+def @f(%x: float32) -> float32 {
+  let %t = (%x, 2f);
+  add(%t.0, %t.1)
+}
+)",
+                        passes::FoldConstants);
+  EXPECT_EQ(CountKind(f->body, NodeKind::kTupleGetItem), 0);
+}
+
+TEST(ConstantFoldingTest, LargeResultsAreLeftForRunTime) {
+  // 4 MiB of zeros stays a call: folding would store it in the executable.
+  Function large = AfterAnf(R"(
+def @f() -> Tensor[(1024, 1024), float32] { zeros(shape=[1024, 1024], dtype="float32") }
+)",
+                            passes::FoldConstants);
+  EXPECT_EQ(CountCalls(large->body, "zeros"), 1);
+  Function small = AfterAnf(R"(
+def @f() -> Tensor[(16, 16), float32] { zeros(shape=[16, 16], dtype="float32") }
+)",
+                            passes::FoldConstants);
+  EXPECT_EQ(CountCalls(small->body, "zeros"), 0);
+}
+
+// ---- eta-expansion -----------------------------------------------------------------
+
+TEST(EtaExpansionTest, ConstructorsAndGlobalsUsedAsValuesBecomeFunctions) {
+  Module module = Check(R"(
+def @inc(%x: int32) -> int32 { add(%x, 1) }
+def @f(%xs: List[int32]) -> (List[Option[int32]], List[int32]) {
+  (@map(Some, %xs), @map(@inc, %xs))
+}
+)");
+  Function f = passes::EtaExpand(Global(module, "f"), module, &compiler::Prelude());
+  int literals = 0;
+  PostOrderVisit(f->body, [&](const Expr& expr) {
+    const auto* call = As<CallNode>(expr);
+    if (call == nullptr) return;
+    // Constructors and globals remain only as callees.
+    for (const Expr& arg : call->args) {
+      EXPECT_NE(arg->kind(), NodeKind::kConstructor);
+      EXPECT_NE(arg->kind(), NodeKind::kGlobalVar);
+      if (const auto* literal = As<FunctionNode>(arg)) {
+        ++literals;
+        ASSERT_EQ(literal->params.size(), 1u);
+        const auto* forward = As<CallNode>(literal->body);
+        ASSERT_NE(forward, nullptr);
+        EXPECT_EQ(forward->args[0].get(), literal->params[0].get());
+      }
+    }
+  });
+  EXPECT_EQ(literals, 2);
+}
+
+}  // namespace
+}  // namespace relay
