@@ -6,6 +6,7 @@
 #include "kernels/compute/cpu_kernels.h"
 #include "relay/error.h"
 #include "relay/tensor.h"
+#include "vm/interpreter/dispatch.h"
 
 namespace relay::vm {
 
@@ -97,6 +98,7 @@ std::optional<Value> VirtualMachine::Resume(uint64_t budget) {
   } catch (...) {
     registers_.clear();
     frames_.clear();
+    call_arguments_.clear();
     throw;
   }
 }
@@ -111,7 +113,7 @@ void VirtualMachine::PushFrame(int32_t function, std::vector<Value>& arguments,
   registers_.resize(base + callee.register_count);
   for (size_t index = 0; index < arguments.size(); ++index)
     registers_[base + index] = std::move(arguments[index]);
-  frames_.push_back(Frame{function, 0, base, return_register, std::move(self)});
+  frames_.push_back(Frame{function, callee.code.data(), base, return_register, std::move(self)});
 }
 
 void VirtualMachine::ReplaceFrame(int32_t function, std::vector<Value>& arguments, Value self) {
@@ -122,8 +124,13 @@ void VirtualMachine::ReplaceFrame(int32_t function, std::vector<Value>& argument
   for (size_t index = 0; index < arguments.size(); ++index)
     registers_[frame.base + index] = std::move(arguments[index]);
   frame.function = function;
-  frame.pc = 0;
+  frame.next = callee.code.data();
   frame.self = std::move(self);
+}
+
+size_t VirtualMachine::CurrentIndex(const Frame& frame, const Function& function) {
+  const size_t next = static_cast<size_t>(frame.next - function.code.data());
+  return next == 0 ? 0 : next - 1;
 }
 
 std::vector<std::string> VirtualMachine::Backtrace() const {
@@ -137,7 +144,7 @@ std::vector<std::string> VirtualMachine::Backtrace() const {
     const Frame& frame = frames_[depth];
     const Function& function = executable_->functions[frame.function];
     std::string text = function.name;
-    const uint32_t pc = frame.pc == 0 ? 0 : frame.pc - 1;
+    const size_t pc = CurrentIndex(frame, function);
     if (pc < function.code.size() && function.code[pc].location.line > 0) {
       const SourceLocation& location = function.code[pc].location;
       text += " (" + function.source + ":" + std::to_string(location.line) + ":" +
@@ -153,7 +160,7 @@ void VirtualMachine::Fail(ErrorKind kind, const std::string& message) const {
   if (!frames_.empty()) {
     const Frame& frame = frames_.back();
     const Function& function = executable_->functions[frame.function];
-    const uint32_t pc = frame.pc == 0 ? 0 : frame.pc - 1;
+    const size_t pc = CurrentIndex(frame, function);
     if (pc < function.code.size() && function.code[pc].location.line > 0) {
       span = SourceSpan{function.source, function.code[pc].location.line,
                         function.code[pc].location.column, 0, 0};
@@ -162,180 +169,256 @@ void VirtualMachine::Fail(ErrorKind kind, const std::string& message) const {
   throw Error(kind, message, std::move(span), Backtrace());
 }
 
+std::vector<Value>& VirtualMachine::GatherArguments(std::span<const int32_t> argument_registers,
+                                                    const Value* registers) {
+  std::vector<Value>& arguments = call_arguments_;
+  arguments.clear();
+  arguments.reserve(argument_registers.size());
+  for (int32_t reg : argument_registers) arguments.push_back(registers[reg]);
+  return arguments;
+}
+
+void VirtualMachine::CallClosure(Value callee, std::span<const int32_t> argument_registers,
+                                 const Value* registers, int32_t return_register, bool tail) {
+  if (!callee || callee->kind() != ObjectKind::kClosure) {
+    Fail(ErrorKind::kRuntime, "calling " + KindName(callee) + ", not a closure");
+  }
+  const auto* closure = static_cast<const Closure*>(callee.get());
+  const Function& target = executable_->functions[closure->function()];
+  std::vector<Value>& arguments = call_arguments_;
+  arguments.assign(closure->captured().begin(), closure->captured().end());
+  for (int32_t reg : argument_registers) arguments.push_back(registers[reg]);
+  if (arguments.size() != target.param_count) {
+    Fail(ErrorKind::kRuntime, "closure of " + target.name + " called with " +
+                                  std::to_string(argument_registers.size()) + " arguments");
+  }
+  if (tail) {
+    ReplaceFrame(closure->function(), arguments, std::move(callee));
+  } else {
+    PushFrame(closure->function(), arguments, return_register, std::move(callee));
+  }
+}
+
+Value VirtualMachine::CallKernel(int32_t kernel, std::span<const int32_t> input_registers,
+                                 const Value* registers) {
+  const KernelCall& call = executable_->kernels[kernel];
+  std::vector<Ref<Tensor>>& tensors = kernel_inputs_;
+  tensors.clear();
+  auto add_tensor = [&](const Value& value) {
+    const Tensor* tensor = AsTensor(value);
+    if (tensor == nullptr) {
+      Fail(ErrorKind::kRuntime, "operator " + call.op + " given " + KindName(value));
+    }
+    tensors.push_back(Ref<Tensor>(const_cast<Tensor*>(tensor)));
+  };
+  if (call.tuple_input) {
+    const Value& tuple = registers[input_registers[0]];
+    if (!tuple || tuple->kind() != ObjectKind::kTuple) {
+      Fail(ErrorKind::kRuntime, "operator " + call.op + " given " + KindName(tuple));
+    }
+    for (const Value& field : static_cast<const Tuple*>(tuple.get())->fields()) add_tensor(field);
+  } else {
+    for (int32_t reg : input_registers) add_tensor(registers[reg]);
+  }
+  try {
+    return InvokeKernel(kernel, tensors);
+  } catch (const Error& error) {
+    // Shapes only known at run time reach the kernels here: the kernel's
+    // complaint, located in the program.
+    Fail(error.kind() == ErrorKind::kUsage ? ErrorKind::kRuntime : error.kind(), error.message());
+  }
+}
+
 std::optional<Value> VirtualMachine::Run(uint64_t budget) {
   const Executable& executable = *executable_;
-  std::vector<Value> arguments;
-  for (; budget != 0; --budget) {
-    Frame& frame = frames_.back();
-    const Function& function = executable.functions[frame.function];
-    const Instruction& instruction = function.code[frame.pc++];
-    Value* registers = registers_.data() + frame.base;
-    const auto& operand = instruction.operands;
-    ++instructions_executed_;
-    auto gather = [&](size_t first_reserved) {
-      arguments.clear();
-      arguments.reserve(first_reserved + instruction.list_size);
-      for (int32_t reg : function.ListOf(instruction)) arguments.push_back(registers[reg]);
-    };
-    switch (instruction.opcode) {
-      case Opcode::kMove:
-        registers[operand[0]] = registers[operand[1]];
-        break;
-      case Opcode::kLoadConst:
-        registers[operand[0]] = executable.constants[operand[1]];
-        break;
-      case Opcode::kInvoke:
-        gather(0);
-        PushFrame(operand[1], arguments, operand[0], Value());
-        break;
-      case Opcode::kTailInvoke:
-        gather(0);
-        ReplaceFrame(operand[0], arguments, Value());
-        break;
-      case Opcode::kInvokeClosure:
-      case Opcode::kTailInvokeClosure: {
-        const bool tail = instruction.opcode == Opcode::kTailInvokeClosure;
-        Value callee = registers[operand[tail ? 0 : 1]];
-        if (!callee || callee->kind() != ObjectKind::kClosure) {
-          Fail(ErrorKind::kRuntime, "calling " + KindName(callee) + ", not a closure");
-        }
-        const auto* closure = static_cast<const Closure*>(callee.get());
-        const Function& target = executable.functions[closure->function()];
-        arguments.assign(closure->captured().begin(), closure->captured().end());
-        for (int32_t reg : function.ListOf(instruction)) arguments.push_back(registers[reg]);
-        if (arguments.size() != target.param_count) {
-          Fail(ErrorKind::kRuntime, "closure of " + target.name + " called with " +
-                                        std::to_string(instruction.list_size) + " arguments");
-        }
-        if (tail) {
-          ReplaceFrame(closure->function(), arguments, std::move(callee));
-        } else {
-          PushFrame(closure->function(), arguments, operand[0], std::move(callee));
-        }
-        break;
-      }
-      case Opcode::kRet: {
-        Value result = std::move(registers[operand[0]]);
-        const int32_t destination = frame.return_register;
-        registers_.resize(frame.base);
-        frames_.pop_back();
-        if (frames_.empty()) return result;
-        registers_[frames_.back().base + destination] = std::move(result);
-        break;
-      }
-      case Opcode::kInvokeKernel: {
-        const KernelCall& call = executable.kernels[operand[1]];
-        std::vector<Ref<Tensor>>& tensors = kernel_inputs_;
-        tensors.clear();
-        auto add_tensor = [&](const Value& value) {
-          const Tensor* tensor = AsTensor(value);
-          if (tensor == nullptr) {
-            Fail(ErrorKind::kRuntime, "operator " + call.op + " given " + KindName(value));
-          }
-          tensors.push_back(Ref<Tensor>(const_cast<Tensor*>(tensor)));
-        };
-        if (call.tuple_input) {
-          const Value& tuple = registers[function.ListOf(instruction)[0]];
-          if (!tuple || tuple->kind() != ObjectKind::kTuple) {
-            Fail(ErrorKind::kRuntime, "operator " + call.op + " given " + KindName(tuple));
-          }
-          for (const Value& field : static_cast<const Tuple*>(tuple.get())->fields())
-            add_tensor(field);
-        } else {
-          for (int32_t reg : function.ListOf(instruction)) add_tensor(registers[reg]);
-        }
-        try {
-          registers[operand[0]] = InvokeKernel(operand[1], tensors);
-        } catch (const Error& error) {
-          // Shapes only known at run time reach the kernels here: the
-          // kernel's complaint, located in the program.
-          Fail(error.kind() == ErrorKind::kUsage ? ErrorKind::kRuntime : error.kind(),
-               error.message());
-        }
-        break;
-      }
-      case Opcode::kAllocTuple:
-        gather(0);
-        registers[operand[0]] = MakeRef<Tuple>(arguments);
-        break;
-      case Opcode::kAllocAdt:
-        gather(0);
-        registers[operand[0]] = MakeRef<Constructed>(operand[1], arguments);
-        break;
-      case Opcode::kAllocClosure:
-        gather(0);
-        registers[operand[0]] = MakeRef<Closure>(operand[1], arguments);
-        break;
-      case Opcode::kGetField: {
-        const Value& value = registers[operand[1]];
-        const std::vector<Value>* fields = nullptr;
-        if (value && value->kind() == ObjectKind::kTuple) {
-          fields = &static_cast<const Tuple*>(value.get())->fields();
-        } else if (value && value->kind() == ObjectKind::kConstructed) {
-          fields = &static_cast<const Constructed*>(value.get())->fields();
-        }
-        if (fields == nullptr || size_t(operand[2]) >= fields->size()) {
-          Fail(ErrorKind::kRuntime,
-               "field " + std::to_string(operand[2]) + " of " + KindName(value));
-        }
-        registers[operand[0]] = (*fields)[operand[2]];
-        break;
-      }
-      case Opcode::kLoadSelf:
-        if (!frame.self) Fail(ErrorKind::kRuntime, "load_self outside a closure");
-        registers[operand[0]] = frame.self;
-        break;
-      case Opcode::kGoto:
-        frame.pc = static_cast<uint32_t>(operand[0]);
-        break;
-      case Opcode::kIfFalse: {
-        const Tensor* condition = AsTensor(registers[operand[0]]);
-        if (condition == nullptr || condition->dtype() != DType::kBool ||
-            condition->element_count() != 1 || condition->device_id().kind != DeviceKind::kCPU) {
-          Fail(ErrorKind::kRuntime, "a condition must be a bool scalar on the host, got " +
-                                        KindName(registers[operand[0]]));
-        }
-        if (*static_cast<const uint8_t*>(condition->host_data()) == 0)
-          frame.pc = static_cast<uint32_t>(operand[1]);
-        break;
-      }
-      case Opcode::kIfTagNot: {
-        const Value& value = registers[operand[0]];
-        if (!value || value->kind() != ObjectKind::kConstructed) {
-          Fail(ErrorKind::kRuntime, "matching " + KindName(value) + " against a constructor");
-        }
-        if (static_cast<const Constructed*>(value.get())->tag() != operand[1])
-          frame.pc = static_cast<uint32_t>(operand[2]);
-        break;
-      }
-      case Opcode::kAllocRef:
-        registers[operand[0]] = MakeRef<Reference>(registers[operand[1]]);
-        break;
-      case Opcode::kRefRead: {
-        const Value& value = registers[operand[1]];
-        if (!value || value->kind() != ObjectKind::kReference) {
-          Fail(ErrorKind::kRuntime, "reading " + KindName(value) + " as a reference");
-        }
-        registers[operand[0]] = static_cast<const Reference*>(value.get())->Read();
-        break;
-      }
-      case Opcode::kRefWrite: {
-        const Value& value = registers[operand[0]];
-        if (!value || value->kind() != ObjectKind::kReference) {
-          Fail(ErrorKind::kRuntime, "writing " + KindName(value) + " as a reference");
-        }
-        const_cast<Reference*>(static_cast<const Reference*>(value.get()))
-            ->Write(registers[operand[1]]);
-        break;
-      }
-      case Opcode::kKill:
-        registers[operand[0]] = Value();
-        break;
-      case Opcode::kFatal:
-        Fail(ErrorKind::kRuntime, executable.strings[operand[0]]);
+  const uint64_t budget_given = budget;  // what is spent is the instructions executed
+  std::optional<Value> result;           // set by the outermost ret
+
+  // The current frame, cached: enter_frame() reloads it after anything that
+  // changes frames_ or registers_ (calls and returns). Each instruction, as
+  // it starts, stores where its frame goes on, so that errors (Fail,
+  // Backtrace) and a call's return find it; a jump only sets `next`, which
+  // the next start or a pause stores. (Helpers take these by value: a
+  // lambda capturing them by reference, if not inlined, would keep them in
+  // memory for the whole loop.)
+  Frame* frame = nullptr;
+  const Function* function = nullptr;
+  const Instruction* next = nullptr;
+  Value* registers = nullptr;
+  auto enter_frame = [&] {
+    frame = &frames_.back();
+    function = &executable.functions[frame->function];
+    next = frame->next;
+    registers = registers_.data() + frame->base;
+  };
+  const Instruction* instruction = nullptr;  // the one running
+  auto operand = [&](size_t index) { return instruction->operands[index]; };
+  auto list = [&] { return function->ListOf(*instruction); };
+  auto jump = [&](int32_t target) { next = function->code.data() + target; };
+
+  // Between instructions: stop when the budget is spent, else start the
+  // next one (dispatch.h runs this before every instruction in both modes).
+#define RELAY_VM_FETCH()          \
+  do {                            \
+    if (budget == 0) goto paused; \
+    --budget;                     \
+    instruction = next++;         \
+    frame->next = next;           \
+  } while (false)
+#define RELAY_VM_OPCODE() (instruction->opcode)
+
+  RELAY_VM_HANDLER_TABLE = {
+#define RELAY_OPCODE RELAY_VM_HANDLER_TABLE_ENTRY
+#include "vm/bytecode/isa.def"
+#undef RELAY_OPCODE
+  };
+
+  try {
+    enter_frame();
+    RELAY_VM_DISPATCH_BEGIN()
+    RELAY_VM_CASE(kMove) {
+      registers[operand(0)] = registers[operand(1)];
+      RELAY_VM_NEXT();
     }
+    RELAY_VM_CASE(kLoadConst) {
+      registers[operand(0)] = executable.constants[operand(1)];
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kInvoke) {
+      PushFrame(operand(1), GatherArguments(list(), registers), operand(0), Value());
+      enter_frame();
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kTailInvoke) {
+      ReplaceFrame(operand(0), GatherArguments(list(), registers), Value());
+      enter_frame();
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kInvokeClosure) {
+      CallClosure(registers[operand(1)], list(), registers, operand(0), /*tail=*/false);
+      enter_frame();
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kTailInvokeClosure) {
+      CallClosure(registers[operand(0)], list(), registers, 0, /*tail=*/true);
+      enter_frame();
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kRet) {
+      if (frames_.size() == 1) {
+        result = std::move(registers[operand(0)]);
+        registers_.clear();
+        frames_.pop_back();
+        goto finished;
+      }
+      const Frame& caller = frames_[frames_.size() - 2];
+      registers_[caller.base + frame->return_register] = std::move(registers[operand(0)]);
+      registers_.resize(frame->base);
+      frames_.pop_back();
+      enter_frame();
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kInvokeKernel) {
+      registers[operand(0)] = CallKernel(operand(1), list(), registers);
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kAllocTuple) {
+      registers[operand(0)] = MakeRef<Tuple>(std::move(GatherArguments(list(), registers)));
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kAllocAdt) {
+      registers[operand(0)] =
+          MakeRef<Constructed>(operand(1), std::move(GatherArguments(list(), registers)));
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kAllocClosure) {
+      registers[operand(0)] =
+          MakeRef<Closure>(operand(1), std::move(GatherArguments(list(), registers)));
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kGetField) {
+      const Value& value = registers[operand(1)];
+      const std::vector<Value>* fields = nullptr;
+      if (value && value->kind() == ObjectKind::kTuple) {
+        fields = &static_cast<const Tuple*>(value.get())->fields();
+      } else if (value && value->kind() == ObjectKind::kConstructed) {
+        fields = &static_cast<const Constructed*>(value.get())->fields();
+      }
+      if (fields == nullptr || size_t(operand(2)) >= fields->size()) {
+        Fail(ErrorKind::kRuntime, "field " + std::to_string(operand(2)) + " of " + KindName(value));
+      }
+      registers[operand(0)] = (*fields)[operand(2)];
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kLoadSelf) {
+      if (!frame->self) Fail(ErrorKind::kRuntime, "load_self outside a closure");
+      registers[operand(0)] = frame->self;
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kGoto) {
+      jump(operand(0));
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kIfFalse) {
+      const Tensor* condition = AsTensor(registers[operand(0)]);
+      if (condition == nullptr || condition->dtype() != DType::kBool ||
+          condition->element_count() != 1 || condition->device_id().kind != DeviceKind::kCPU) {
+        Fail(ErrorKind::kRuntime, "a condition must be a bool scalar on the host, got " +
+                                      KindName(registers[operand(0)]));
+      }
+      if (*static_cast<const uint8_t*>(condition->host_data()) == 0) jump(operand(1));
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kIfTagNot) {
+      const Value& value = registers[operand(0)];
+      if (!value || value->kind() != ObjectKind::kConstructed) {
+        Fail(ErrorKind::kRuntime, "matching " + KindName(value) + " against a constructor");
+      }
+      if (static_cast<const Constructed*>(value.get())->tag() != operand(1)) jump(operand(2));
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kAllocRef) {
+      registers[operand(0)] = MakeRef<Reference>(registers[operand(1)]);
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kRefRead) {
+      const Value& value = registers[operand(1)];
+      if (!value || value->kind() != ObjectKind::kReference) {
+        Fail(ErrorKind::kRuntime, "reading " + KindName(value) + " as a reference");
+      }
+      registers[operand(0)] = static_cast<const Reference*>(value.get())->Read();
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kRefWrite) {
+      const Value& value = registers[operand(0)];
+      if (!value || value->kind() != ObjectKind::kReference) {
+        Fail(ErrorKind::kRuntime, "writing " + KindName(value) + " as a reference");
+      }
+      const_cast<Reference*>(static_cast<const Reference*>(value.get()))
+          ->Write(registers[operand(1)]);
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kKill) {
+      registers[operand(0)] = Value();
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kFatal) {
+      Fail(ErrorKind::kRuntime, executable.strings[operand(0)]);
+    }
+    RELAY_VM_DISPATCH_END()
+
+  paused:                // the frames hold everything needed to go on
+    frame->next = next;  // a jump's target, if the last instruction jumped
+  } catch (...) {
+    instructions_executed_ += budget_given - budget;
+    throw;
   }
-  return std::nullopt;  // paused: the frames hold everything needed to go on
+#undef RELAY_VM_FETCH
+#undef RELAY_VM_OPCODE
+
+finished:
+  instructions_executed_ += budget_given - budget;
+  return result;
 }
 
 }  // namespace relay::vm

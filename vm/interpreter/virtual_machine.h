@@ -60,24 +60,45 @@ class VirtualMachine {
  private:
   struct Frame {
     int32_t function = 0;
-    uint32_t pc = 0;
-    size_t base = 0;              // first register in registers_
-    int32_t return_register = 0;  // in the caller's frame
-    Value self;                   // the closure called, for load_self
+    const Instruction* next = nullptr;  // in the function's code: the one to run next
+    size_t base = 0;                    // first register in registers_
+    int32_t return_register = 0;        // in the caller's frame
+    Value self;                         // the closure called, for load_self
   };
 
-  // Runs at most `budget` instructions of the current run.
+  // Runs at most `budget` instructions of the current run. The loop's
+  // dispatch (computed goto or switch) is chosen in dispatch.h.
   std::optional<Value> Run(uint64_t budget);
   // Pushes a frame for `function` on `arguments` (captured values first).
   void PushFrame(int32_t function, std::vector<Value>& arguments, int32_t return_register,
                  Value self);
   // Replaces the current frame's function and registers (a tail call).
   void ReplaceFrame(int32_t function, std::vector<Value>& arguments, Value self);
+  // call_arguments_ filled with the values of `argument_registers` of the
+  // current frame, whose first register is `registers`. Its user moves the
+  // values out, so that it holds no value between instructions.
+  std::vector<Value>& GatherArguments(std::span<const int32_t> argument_registers,
+                                      const Value* registers);
+  // Calls the closure `callee` on the registers `argument_registers` of the
+  // current frame (whose first register is `registers`): pushes its frame,
+  // returning to `return_register`, or for a tail call replaces the current
+  // frame. Fails unless `callee` is a closure taking that many arguments.
+  void CallClosure(Value callee, std::span<const int32_t> argument_registers,
+                   const Value* registers, int32_t return_register, bool tail);
   // A runtime error at the current instruction, with the backtrace.
   [[noreturn]] void Fail(ErrorKind kind, const std::string& message) const;
+  // The index of the instruction `frame` is running (or last ran) in
+  // `function`, its function.
+  static size_t CurrentIndex(const Frame& frame, const Function& function);
   // The active Relay functions, innermost first: "@f (file:line:col)".
   std::vector<std::string> Backtrace() const;
 
+  // Runs kernel table entry `kernel` on the values of `input_registers` of
+  // the current frame (whose first register is `registers`): fails unless
+  // they are tensors (a tuple of them, for a tuple-input kernel), and
+  // reports the kernel's errors at the current instruction.
+  Value CallKernel(int32_t kernel, std::span<const int32_t> input_registers,
+                   const Value* registers);
   // Runs kernel table entry `kernel` on `tensors`, reusing the operator
   // prepared at this call site when the inputs' shapes and dtypes repeat.
   Value InvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors);
@@ -92,6 +113,7 @@ class VirtualMachine {
   std::shared_ptr<const Executable> executable_;
   std::vector<CallSite> call_sites_;  // one per kernel table entry
   std::vector<Value> registers_;
+  std::vector<Value> call_arguments_;       // see GatherArguments
   std::vector<Ref<Tensor>> kernel_inputs_;  // reused by every kernel call
   ScalarPool scalar_pool_;
   std::vector<Frame> frames_;
