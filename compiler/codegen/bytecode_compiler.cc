@@ -8,12 +8,16 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "compiler/codegen/jump_threading.h"
 #include "compiler/codegen/liveness.h"
+#include "compiler/codegen/memory_plan.h"
 #include "compiler/ir/expr_functor.h"
+#include "compiler/passes/decision_tree.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/pipeline.h"
 #include "kernels/operator.h"
 #include "relay/error.h"
+#include "vm/bytecode/tensor_layout.h"
 
 namespace relay::codegen {
 
@@ -186,6 +190,12 @@ class FunctionCompiler {
   int32_t CompileExpr(const Expr& root, bool tail);
   int32_t CompileCall(const CallNode& call, bool tail);
   int32_t CompileMatch(const MatchNode& match, bool tail);
+  // The fallback for a match whose decision tree would be too large.
+  int32_t CompileMatchByClauses(const MatchNode& match, int32_t data, bool tail);
+  struct MatchEmission;
+  void EmitDecision(const passes::DecisionTree& tree, MatchEmission& emission);
+  int32_t LoadOccurrence(const passes::Occurrence& occurrence, MatchEmission& emission,
+                         const Node& origin);
   int32_t CompileIf(const IfNode& branch, bool tail);
   // Emits the tests of `pattern` against register `value`; failing tests
   // jump to the instructions recorded in `failures` (patched later).
@@ -205,6 +215,20 @@ class FunctionCompiler {
 
   int32_t CompileOperatorCall(const CallNode& call, const OpNode& op);
   int32_t CompilePrimitiveCall(const CallNode& call, const FunctionNode& primitive);
+  // Emits kernel `kernel` on `args` for `call`, with explicit memory for its
+  // result where the result is a tensor shaped by its inputs' shapes; returns
+  // the result's register.
+  int32_t EmitKernelCall(vm::KernelCall kernel, const std::vector<int32_t>& args,
+                         const CallNode& call, bool shaped_by_values);
+  // The register of the function's storage block (memory_plan.h).
+  int32_t BlockRegister() {
+    if (block_ < 0) {
+      block_ = NewRegister();
+      MarkWorthKilling(block_, nullptr);
+    }
+    return block_;
+  }
+  int32_t block_ = -1;
   std::vector<bool> worth_killing_;  // by register, for the liveness pass
 };
 
@@ -270,6 +294,9 @@ class ModuleCompiler {
     return index;
   }
 
+  const Module& program() const { return module_; }
+  const Module* prelude() const { return prelude_; }
+
   int32_t GlobalIndex(const Module* scope, const std::string& name) const {
     for (const Module* candidate : {scope, &module_, prelude_}) {
       if (candidate == nullptr) continue;
@@ -293,6 +320,22 @@ class ModuleCompiler {
     auto [position, inserted] = constants_.emplace(value.get(), executable_.constants.size());
     if (inserted) executable_.constants.push_back(value);
     return static_cast<int32_t>(position->second);
+  }
+
+  // A constant of the bytecode's own (a layout, a size), shared with any
+  // equal one already in the table.
+  int32_t MetadataConstant(const Ref<Tensor>& value) {
+    std::string key(DTypeName(value->dtype()));
+    for (int64_t dim : value->shape()) key += "," + std::to_string(dim);
+    key += ":";
+    key.append(static_cast<const char*>(value->host_data()), value->byte_size());
+    auto [position, inserted] = metadata_constants_.emplace(std::move(key), 0);
+    if (inserted) position->second = Constant(value);
+    return position->second;
+  }
+
+  const Tensor& ConstantAt(int32_t index) const {
+    return static_cast<const Tensor&>(*executable_.constants[size_t(index)]);
   }
 
   int32_t Kernel(vm::KernelCall call) {
@@ -320,6 +363,7 @@ class ModuleCompiler {
   std::unordered_map<const Module*, std::unordered_map<std::string, int32_t>> globals_;
   std::unordered_map<const ConstructorNode*, int32_t> tags_;
   std::unordered_map<const Tensor*, size_t> constants_;
+  std::unordered_map<std::string, int32_t> metadata_constants_;
   int lambda_count_ = 0;
 };
 
@@ -341,6 +385,12 @@ void FunctionCompiler::Compile() {
     variables_[pending_.self] = self;
   }
   Tail(function.body);
+  ThreadJumps(out_);
+  if (block_ >= 0) {
+    PlanMemory(out_, block_,
+               {[this](int32_t index) -> const Tensor& { return module_.ConstantAt(index); },
+                [this](Ref<Tensor> value) { return module_.MetadataConstant(value); }});
+  }
   KillDeadRegisters(out_, worth_killing_);
 }
 
@@ -512,9 +562,39 @@ int32_t FunctionCompiler::CompileOperatorCall(const CallNode& call, const OpNode
   kernel.attrs = call.attrs;
   kernel.tuple_input = call.args.size() == 1 && IsTupleType(call.args[0]->checked_type());
   kernel.tuple_result = IsTupleType(call.checked_type());
-  std::vector<int32_t> args = Values(call.args);
+  const bool shaped_by_values =
+      op.definition->shape_dependence != kernels::ShapeDependence::kInputShapes;
+  return EmitKernelCall(std::move(kernel), Values(call.args), call, shaped_by_values);
+}
+
+int32_t FunctionCompiler::EmitKernelCall(vm::KernelCall kernel, const std::vector<int32_t>& args,
+                                         const CallNode& call, bool shaped_by_values) {
+  const auto* type = As<TensorTypeNode>(call.checked_type());
+  const bool explicit_memory =
+      type != nullptr && !type->shape.empty() && !kernel.tuple_result && !shaped_by_values;
+  const int32_t index = module_.Kernel(std::move(kernel));
   int32_t result = NewRegister();
-  Emit(vm::Opcode::kInvokeKernel, {result, module_.Kernel(std::move(kernel))}, args, call);
+  if (!explicit_memory) {
+    // The kernel allocates: 0-d results (the VM's recycled scalars), tuple
+    // results, results shaped by input values.
+    Emit(vm::Opcode::kInvokeKernel, {result, index}, args, call);
+    return result;
+  }
+  const bool static_shape =
+      std::all_of(type->shape.begin(), type->shape.end(), [](int64_t dim) { return dim >= 0; });
+  if (static_shape) {
+    vm::TensorLayout layout{0, type->dtype, type->shape};  // memory_plan places it
+    Emit(vm::Opcode::kAllocTensor,
+         {result, BlockRegister(), module_.MetadataConstant(vm::EncodeTensorLayout(layout))}, call);
+  } else {
+    // `?` dimensions: the operator's shape function runs on the inputs.
+    int32_t shape = NewRegister();
+    Emit(vm::Opcode::kInvokeShapeFunc, {shape, index}, args, call);
+    Emit(vm::Opcode::kAllocTensorReg, {result, shape, int32_t(type->dtype)}, call);
+  }
+  std::vector<int32_t> operands = args;
+  operands.push_back(result);
+  Emit(vm::Opcode::kInvokeKernelOut, {index}, operands, call);
   return result;
 }
 
@@ -543,10 +623,7 @@ int32_t FunctionCompiler::CompilePrimitiveCall(const CallNode& call,
   for (size_t index = 0; index < kernel.fused.size(); ++index)
     kernel.op += (index ? "+" : "") + kernel.fused[index].op;
   kernel.op += ")";
-  std::vector<int32_t> args = Values(call.args);
-  int32_t result = NewRegister();
-  Emit(vm::Opcode::kInvokeKernel, {result, module_.Kernel(std::move(kernel))}, args, call);
-  return result;
+  return EmitKernelCall(std::move(kernel), Values(call.args), call, false);
 }
 
 int32_t FunctionCompiler::CompileIf(const IfNode& branch, bool tail) {
@@ -592,8 +669,132 @@ void FunctionCompiler::CompilePattern(const Pattern& pattern, int32_t value,
   }
 }
 
+// What emitting one match's decision tree keeps track of.
+struct FunctionCompiler::MatchEmission {
+  const MatchNode& match;
+  bool tail;
+  int32_t result;  // -1 in tail position
+  // Fields loaded on the path being emitted (a sibling branch cannot use
+  // them): occurrence -> register, the root first.
+  std::vector<std::pair<passes::Occurrence, int32_t>> loaded;
+  // Per clause: how many leaves reach it; where a shared body starts (its
+  // entry jumps, patched when it is emitted) and its variables' registers.
+  std::vector<int> leaves;
+  std::vector<std::vector<size_t>> entries;
+  std::vector<std::unordered_map<const VarNode*, int32_t>> shared_registers;
+  std::vector<size_t> exits;  // gotos to after the match
+};
+
 int32_t FunctionCompiler::CompileMatch(const MatchNode& match, bool tail) {
   int32_t data = Value(match.data);
+  std::unique_ptr<passes::DecisionTree> tree =
+      passes::CompileDecisionTree(match, module_.program(), module_.prelude());
+  if (!tree) return CompileMatchByClauses(match, data, tail);
+  MatchEmission emission{match, tail, tail ? -1 : NewRegister(), {{{}, data}}, {}, {}, {}, {}};
+  emission.leaves.assign(match.clauses.size(), 0);
+  emission.entries.resize(match.clauses.size());
+  emission.shared_registers.resize(match.clauses.size());
+  std::vector<const passes::DecisionTree*> pending{tree.get()};
+  while (!pending.empty()) {
+    const passes::DecisionTree* node = pending.back();
+    pending.pop_back();
+    if (node->kind == passes::DecisionTree::Kind::kLeaf) ++emission.leaves[node->clause];
+    for (const auto& branch : node->cases) pending.push_back(branch.subtree.get());
+    if (node->default_case) pending.push_back(node->default_case.get());
+  }
+  EmitDecision(*tree, emission);
+  // Bodies reached by several leaves, once each.
+  for (size_t clause = 0; clause < match.clauses.size(); ++clause) {
+    if (emission.entries[clause].empty()) continue;
+    for (size_t entry : emission.entries[clause]) PatchHere(entry, 0);
+    for (const auto& [var, reg] : emission.shared_registers[clause]) variables_[var] = reg;
+    const Expr& body = match.clauses[clause].body;
+    if (tail) {
+      Tail(body);
+    } else {
+      Emit(vm::Opcode::kMove, {emission.result, Value(body)}, *body);
+      emission.exits.push_back(Emit(vm::Opcode::kGoto, {0}, match));
+    }
+  }
+  for (size_t exit : emission.exits) PatchHere(exit, 0);
+  return emission.result;
+}
+
+int32_t FunctionCompiler::LoadOccurrence(const passes::Occurrence& occurrence,
+                                         MatchEmission& emission, const Node& origin) {
+  for (const auto& [known, reg] : emission.loaded) {
+    if (known == occurrence) return reg;
+  }
+  passes::Occurrence parent(occurrence.begin(), occurrence.end() - 1);
+  const int32_t from = LoadOccurrence(parent, emission, origin);
+  const int32_t loaded = NewRegister();
+  MarkWorthKilling(loaded, nullptr);
+  Emit(vm::Opcode::kGetField, {loaded, from, occurrence.back()}, origin);
+  emission.loaded.emplace_back(occurrence, loaded);
+  return loaded;
+}
+
+// Recursion is bounded by the tree's depth (DecisionTreeLimits::max_depth).
+void FunctionCompiler::EmitDecision(const passes::DecisionTree& tree, MatchEmission& emission) {
+  const MatchNode& match = emission.match;
+  switch (tree.kind) {
+    case passes::DecisionTree::Kind::kFail:
+      // The instruction carries the match's location; the VM reports it.
+      Emit(vm::Opcode::kFatal, {module_.String("no clause of the match matches the value")}, match);
+      return;
+    case passes::DecisionTree::Kind::kLeaf: {
+      const Clause& clause = match.clauses[tree.clause];
+      if (emission.leaves[tree.clause] == 1) {
+        // The only way in: the body goes here, its variables aliasing the
+        // loaded fields.
+        for (const passes::PatternBinding& binding : tree.bindings)
+          variables_[binding.var] = LoadOccurrence(binding.occurrence, emission, *clause.pattern);
+        if (emission.tail) {
+          Tail(clause.body);
+        } else {
+          Emit(vm::Opcode::kMove, {emission.result, Value(clause.body)}, *clause.body);
+          emission.exits.push_back(Emit(vm::Opcode::kGoto, {0}, match));
+        }
+        return;
+      }
+      // One of several ways in: the variables move to the body's registers.
+      auto& registers = emission.shared_registers[tree.clause];
+      for (const passes::PatternBinding& binding : tree.bindings) {
+        auto [reg, inserted] = registers.try_emplace(binding.var, 0);
+        if (inserted) {
+          reg->second = NewRegister();
+          MarkWorthKilling(reg->second, binding.var->checked_type());
+        }
+        Emit(vm::Opcode::kMove,
+             {reg->second, LoadOccurrence(binding.occurrence, emission, *clause.pattern)},
+             *clause.pattern);
+      }
+      emission.entries[tree.clause].push_back(Emit(vm::Opcode::kGoto, {0}, match));
+      return;
+    }
+    case passes::DecisionTree::Kind::kSwitch: {
+      const int32_t value = LoadOccurrence(tree.occurrence, emission, match);
+      const size_t loaded = emission.loaded.size();
+      for (size_t index = 0; index < tree.cases.size(); ++index) {
+        const auto& branch = tree.cases[index];
+        // With no default the last case needs no test: nothing else is left.
+        const bool test = tree.default_case != nullptr || index + 1 < tree.cases.size();
+        size_t skip = 0;
+        if (test) {
+          skip = Emit(vm::Opcode::kIfTagNot, {value, module_.Tag(*branch.constructor), 0}, match);
+        }
+        EmitDecision(*branch.subtree, emission);
+        emission.loaded.resize(loaded);  // what the branch loaded is not loaded here
+        if (test) PatchHere(skip, 2);
+      }
+      if (tree.default_case) EmitDecision(*tree.default_case, emission);
+      emission.loaded.resize(loaded);
+      return;
+    }
+  }
+}
+
+int32_t FunctionCompiler::CompileMatchByClauses(const MatchNode& match, int32_t data, bool tail) {
   int32_t result = tail ? -1 : NewRegister();
   std::vector<size_t> exits;
   for (const Clause& clause : match.clauses) {
@@ -607,8 +808,7 @@ int32_t FunctionCompiler::CompileMatch(const MatchNode& match, bool tail) {
     }
     for (size_t failure : failures) PatchHere(failure, 2);
   }
-  // The instruction carries the match's location; the VM reports it. After
-  // a clause that matches everything, nothing can reach it.
+  // After a clause that matches everything, nothing can reach the end.
   const Pattern& last = match.clauses.back().pattern;
   const bool irrefutable =
       As<PatternWildcardNode>(last) != nullptr || As<PatternVarNode>(last) != nullptr;

@@ -115,16 +115,7 @@ void KillDeadRegisters(vm::Function& function, const std::vector<bool>& worth_ki
     }
   }
   new_position[count] = int32_t(code.size());
-  for (vm::Instruction& instruction : code) {
-    size_t position = 0;
-    for (OperandKind kind : vm::InfoOf(instruction.opcode).operands) {
-      if (kind == OperandKind::kList) continue;
-      if (kind == OperandKind::kTarget) {
-        instruction.operands[position] = new_position[size_t(instruction.operands[position])];
-      }
-      ++position;
-    }
-  }
+  vm::RemapJumpTargets(code, new_position);
   function.code = std::move(code);
 }
 

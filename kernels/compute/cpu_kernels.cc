@@ -146,7 +146,14 @@ PreparedKernel PrepareKernel(const kir::Kernel& kernel, const Shape& output_shap
 }  // namespace
 
 Ref<Tensor> PreparedKernel::Launch(std::span<const Ref<Tensor>> inputs) const {
-  // Small calls (the VM's scalar arithmetic) allocate nothing but the result.
+  Ref<Tensor> result = Tensor::Empty(HostDevice(), output_shape, output_dtype);
+  LaunchInto(inputs, *result);
+  return result;
+}
+
+void PreparedKernel::LaunchInto(std::span<const Ref<Tensor>> inputs, const Tensor& output) const {
+  // The pointers live on the stack for small calls (the VM's scalar
+  // arithmetic), so a launch allocates nothing but workspaces.
   constexpr size_t kInlinePointers = 16;
   void* inline_pointers[kInlinePointers];
   std::vector<void*> heap_pointers;
@@ -158,9 +165,8 @@ Ref<Tensor> PreparedKernel::Launch(std::span<const Ref<Tensor>> inputs) const {
   }
   size_t next = 0;
   for (const Ref<Tensor>& input : inputs) pointers[next++] = input->host_data();
-  Ref<Tensor> result = Tensor::Empty(HostDevice(), output_shape, output_dtype);
-  pointers[next++] = result->host_data();
-  // Workspaces come from the pool, like the result; they live for the call.
+  pointers[next++] = output.host_data();
+  // Workspaces come from the pool; they live for the call.
   std::vector<Ref<Tensor>> scratch;
   for (const auto& [element_count, dtype] : workspaces) {
     scratch.push_back(Tensor::Empty(HostDevice(), {element_count}, dtype));
@@ -168,7 +174,6 @@ Ref<Tensor> PreparedKernel::Launch(std::span<const Ref<Tensor>> inputs) const {
   }
   entry(pointers, dim_values.data());
   launch_count.fetch_add(1, std::memory_order_relaxed);
-  return result;
 }
 
 Ref<Tensor> RunKernel(const kir::Kernel& kernel, std::span<const Ref<Tensor>> inputs,

@@ -56,6 +56,10 @@ struct PreparedKernel {
   // Runs on `inputs` (of the shapes and dtypes it was prepared for: not
   // checked) into a new host tensor.
   Ref<Tensor> Launch(std::span<const Ref<Tensor>> inputs) const;
+  // The same into `output`, a host tensor the caller allocated (explicit
+  // memory); its shape and dtype must be output_shape and output_dtype (not
+  // checked here) and it must not overlap an input.
+  void LaunchInto(std::span<const Ref<Tensor>> inputs, const Tensor& output) const;
 };
 
 // An operator call prepared for inputs of given shapes and dtypes (and

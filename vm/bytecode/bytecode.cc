@@ -2,7 +2,9 @@
 
 #include <sstream>
 
+#include "relay/device.h"
 #include "relay/error.h"
+#include "vm/bytecode/tensor_layout.h"
 
 namespace relay::vm {
 
@@ -52,6 +54,47 @@ ValuePrintOptions Executable::PrintOptions() const {
   };
   return options;
 }
+
+namespace {
+
+const Tensor& ConstantTensor(const Executable& executable, int32_t index) {
+  return static_cast<const Tensor&>(*executable.constants[size_t(index)]);
+}
+
+// Runs `decode` on an instruction's metadata constant; its complaint is the
+// instruction's.
+template <typename Decode>
+void CheckMetadata(const Function& function, size_t pc, Decode decode) {
+  try {
+    decode();
+  } catch (const Error& error) {
+    Reject(function, pc, error.message());
+  }
+}
+
+// A kernel given `input_count` registers; `tensor_result`: the instruction
+// needs its result to be one tensor (explicit memory, shape functions).
+void CheckKernelCall(const Function& function, size_t pc, const KernelCall& call,
+                     size_t input_count, bool tensor_result) {
+  if (call.tuple_input && input_count != 1) {
+    Reject(function, pc, "kernel " + call.op + " takes one tuple register");
+  }
+  if (tensor_result && call.tuple_result) {
+    Reject(function, pc, "kernel " + call.op + " has a tuple result");
+  }
+  for (size_t position = 0; position < call.fused.size(); ++position) {
+    if (call.tuple_input || call.tuple_result) {
+      Reject(function, pc, "a fused kernel with tuple values");
+    }
+    for (int32_t input : call.fused[position].inputs) {
+      const bool valid =
+          input >= 0 ? uint32_t(input) < input_count : size_t(-1 - int64_t(input)) < position;
+      if (!valid) Reject(function, pc, "fused kernel " + call.op + " refers to a missing value");
+    }
+  }
+}
+
+}  // namespace
 
 void Verify(const Executable& executable) {
   for (const Value& constant : executable.constants) {
@@ -134,25 +177,37 @@ void Verify(const Executable& executable) {
           }
           break;
         }
-        case Opcode::kInvokeKernel: {
-          const KernelCall& call = executable.kernels[instruction.operands[1]];
-          if (call.tuple_input && list_size != 1) {
-            Reject(function, pc, "kernel " + call.op + " takes one tuple register");
+        case Opcode::kInvokeKernel:
+        case Opcode::kInvokeShapeFunc:
+          CheckKernelCall(function, pc, executable.kernels[instruction.operands[1]], list_size,
+                          instruction.opcode == Opcode::kInvokeShapeFunc);
+          break;
+        case Opcode::kInvokeKernelOut:
+          if (list_size == 0) Reject(function, pc, "invoke_kernel_out without an output register");
+          CheckKernelCall(function, pc, executable.kernels[instruction.operands[0]], list_size - 1,
+                          true);
+          break;
+        case Opcode::kAllocStorage: {
+          const int32_t alignment = instruction.operands[2];
+          if (alignment <= 0 || (alignment & (alignment - 1)) != 0 ||
+              size_t(alignment) > kAllocationAlignment) {
+            Reject(function, pc,
+                   "alignment " + std::to_string(alignment) + " (a power of two up to " +
+                       std::to_string(kAllocationAlignment) + ")");
           }
-          for (size_t position = 0; position < call.fused.size(); ++position) {
-            if (call.tuple_input || call.tuple_result) {
-              Reject(function, pc, "a fused kernel with tuple values");
-            }
-            for (int32_t input : call.fused[position].inputs) {
-              const bool valid =
-                  input >= 0 ? uint32_t(input) < list_size : size_t(-1 - int64_t(input)) < position;
-              if (!valid) {
-                Reject(function, pc, "fused kernel " + call.op + " refers to a missing value");
-              }
-            }
-          }
+          CheckMetadata(function, pc, [&] {
+            DecodeByteSize(ConstantTensor(executable, instruction.operands[1]));
+          });
           break;
         }
+        case Opcode::kAllocTensor:
+          CheckMetadata(function, pc, [&] {
+            DecodeTensorLayout(ConstantTensor(executable, instruction.operands[2]));
+          });
+          break;
+        case Opcode::kAllocTensorReg:
+          if (instruction.operands[2] >= kDTypeCount) Reject(function, pc, "unknown dtype");
+          break;
         case Opcode::kAllocAdt:
           if (executable.constructors[instruction.operands[1]].arity != list_size) {
             Reject(function, pc, "constructor arity mismatch");
@@ -175,12 +230,50 @@ void Verify(const Executable& executable) {
   }
 }
 
+void RemapJumpTargets(std::vector<Instruction>& code, const std::vector<int32_t>& new_position) {
+  for (Instruction& instruction : code) {
+    size_t position = 0;
+    for (OperandKind kind : InfoOf(instruction.opcode).operands) {
+      if (kind == OperandKind::kList) continue;
+      if (kind == OperandKind::kTarget) {
+        instruction.operands[position] = new_position[size_t(instruction.operands[position])];
+      }
+      ++position;
+    }
+  }
+}
+
 std::string Disassemble(const Executable& executable) {
   std::string out;
   for (size_t index = 0; index < executable.functions.size(); ++index)
     out += DisassembleFunction(executable, index);
   return out;
 }
+
+namespace {
+
+// What an explicit-memory constant says: " (64 bytes)", " (+128 float32[4, 8])".
+std::string DescribeMetadata(const Executable& executable, Opcode opcode, int32_t index) {
+  if (size_t(index) >= executable.constants.size()) return "";
+  try {
+    if (opcode == Opcode::kAllocStorage) {
+      return " (" + std::to_string(DecodeByteSize(ConstantTensor(executable, index))) + " bytes)";
+    }
+    if (opcode == Opcode::kAllocTensor) {
+      const TensorLayout layout = DecodeTensorLayout(ConstantTensor(executable, index));
+      std::string text = " (+" + std::to_string(layout.byte_offset) + " " +
+                         std::string(DTypeName(layout.dtype)) + "[";
+      for (size_t dim = 0; dim < layout.shape.size(); ++dim)
+        text += (dim ? ", " : "") + std::to_string(layout.shape[dim]);
+      return text + "])";
+    }
+  } catch (const Error&) {
+    return " (malformed)";  // disassembling does not verify
+  }
+  return "";
+}
+
+}  // namespace
 
 std::string DisassembleFunction(const Executable& executable, size_t index) {
   std::ostringstream out;
@@ -228,7 +321,8 @@ std::string DisassembleFunction(const Executable& executable, size_t index) {
                       : "tag#" + std::to_string(operand);
           break;
         case OperandKind::kConst:
-          text += "const#" + std::to_string(operand);
+          text += "const#" + std::to_string(operand) +
+                  DescribeMetadata(executable, instruction.opcode, operand);
           break;
         case OperandKind::kTarget:
           text += "@" + std::to_string(operand);
@@ -237,7 +331,13 @@ std::string DisassembleFunction(const Executable& executable, size_t index) {
           text += "string#" + std::to_string(operand);
           break;
         default:
-          text += std::to_string(operand);
+          // alloc_tensor_reg's index is a dtype.
+          if (instruction.opcode == Opcode::kAllocTensorReg && operand >= 0 &&
+              operand < kDTypeCount) {
+            text += DTypeName(static_cast<DType>(operand));
+          } else {
+            text += std::to_string(operand);
+          }
           break;
       }
     }

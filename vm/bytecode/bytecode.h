@@ -142,6 +142,10 @@ struct Executable {
 // Bytecode that passed cannot make the interpreter read out of bounds.
 void Verify(const Executable& executable);
 
+// After instructions were inserted or removed: points every jump target
+// `t` of `code` at new_position[t] (what was instruction t is now there).
+void RemapJumpTargets(std::vector<Instruction>& code, const std::vector<int32_t>& new_position);
+
 // Human-readable listing: each function's signature, register count and
 // instructions with their source lines.
 std::string Disassemble(const Executable& executable);

@@ -54,7 +54,7 @@
 
 namespace relay::vm {
 
-inline constexpr uint32_t kExecutableFormatVersion = 1;
+inline constexpr uint32_t kExecutableFormatVersion = 2;
 inline constexpr int kMaxAttributeDepth = 8;
 // Bounds that keep a loaded executable from asking for absurd memory: the
 // interpreter allocates register_count registers per frame.

@@ -4,8 +4,11 @@
 #include <utility>
 
 #include "kernels/compute/cpu_kernels.h"
+#include "relay/devices.h"
 #include "relay/error.h"
+#include "relay/storage.h"
 #include "relay/tensor.h"
+#include "vm/bytecode/tensor_layout.h"
 #include "vm/interpreter/dispatch.h"
 
 namespace relay::vm {
@@ -30,6 +33,8 @@ std::string KindName(const Value& value) {
       return "a closure";
     case ObjectKind::kReference:
       return "a reference";
+    case ObjectKind::kStorage:
+      return "a storage block";
     default:
       return "an internal object";
   }
@@ -48,19 +53,24 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> executable)
   }
 }
 
-Value VirtualMachine::InvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors) {
+const kernels::PreparedOperator& VirtualMachine::PrepareKernel(
+    int32_t kernel, const std::vector<Ref<Tensor>>& tensors) {
   const KernelCall& call = executable_->kernels[kernel];
-  CallSite& site = call_sites_[kernel];
-  if (site.scalar != ScalarOperator::kNone) {
-    if (Ref<Tensor> result = RunScalarOperator(site.scalar, tensors, scalar_pool_)) return result;
-  }
-  const kernels::PreparedOperator& prepared = site.prepared.For(tensors, [&] {
+  return call_sites_[kernel].prepared.For(tensors, [&] {
     return !call.fused.empty()
                ? kernels::PrepareFusedOperators(call.fused, tensors)
                : kernels::PrepareOperator(
                      call.op, tensors, call.attrs,
                      call.tuple_input ? kernels::InputForm::kTuple : kernels::InputForm::kTensors);
   });
+}
+
+Value VirtualMachine::InvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors) {
+  CallSite& site = call_sites_[kernel];
+  if (site.scalar != ScalarOperator::kNone) {
+    if (Ref<Tensor> result = RunScalarOperator(site.scalar, tensors, scalar_pool_)) return result;
+  }
+  const kernels::PreparedOperator& prepared = PrepareKernel(kernel, tensors);
   if (!prepared.tuple_result) return prepared.kernels[0].Launch(tensors);
   std::vector<Ref<Tensor>> results = prepared.Run(tensors);
   return MakeRef<Tuple>(std::vector<Value>(results.begin(), results.end()));
@@ -199,9 +209,8 @@ void VirtualMachine::CallClosure(Value callee, std::span<const int32_t> argument
   }
 }
 
-Value VirtualMachine::CallKernel(int32_t kernel, std::span<const int32_t> input_registers,
-                                 const Value* registers) {
-  const KernelCall& call = executable_->kernels[kernel];
+std::vector<Ref<Tensor>>& VirtualMachine::GatherKernelInputs(
+    const KernelCall& call, std::span<const int32_t> input_registers, const Value* registers) {
   std::vector<Ref<Tensor>>& tensors = kernel_inputs_;
   tensors.clear();
   auto add_tensor = [&](const Value& value) {
@@ -220,11 +229,88 @@ Value VirtualMachine::CallKernel(int32_t kernel, std::span<const int32_t> input_
   } else {
     for (int32_t reg : input_registers) add_tensor(registers[reg]);
   }
+  return tensors;
+}
+
+Value VirtualMachine::CallKernel(int32_t kernel, std::span<const int32_t> input_registers,
+                                 const Value* registers) {
+  std::vector<Ref<Tensor>>& tensors =
+      GatherKernelInputs(executable_->kernels[kernel], input_registers, registers);
   try {
     return InvokeKernel(kernel, tensors);
   } catch (const Error& error) {
     // Shapes only known at run time reach the kernels here: the kernel's
     // complaint, located in the program.
+    Fail(error.kind() == ErrorKind::kUsage ? ErrorKind::kRuntime : error.kind(), error.message());
+  }
+}
+
+Value VirtualMachine::KernelResultShape(int32_t kernel, std::span<const int32_t> input_registers,
+                                        const Value* registers) {
+  std::vector<Ref<Tensor>>& tensors =
+      GatherKernelInputs(executable_->kernels[kernel], input_registers, registers);
+  try {
+    return ShapeToTensor(PrepareKernel(kernel, tensors).kernels.at(0).output_shape);
+  } catch (const Error& error) {
+    Fail(error.kind() == ErrorKind::kUsage ? ErrorKind::kRuntime : error.kind(), error.message());
+  }
+}
+
+void VirtualMachine::CallKernelInto(int32_t kernel, std::span<const int32_t> registers_list,
+                                    const Value* registers) {
+  const KernelCall& call = executable_->kernels[kernel];
+  const Tensor* output = AsTensor(registers[registers_list.back()]);
+  if (output == nullptr) {
+    Fail(ErrorKind::kRuntime, "operator " + call.op + " given " +
+                                  KindName(registers[registers_list.back()]) + " to write into");
+  }
+  std::vector<Ref<Tensor>>& tensors =
+      GatherKernelInputs(call, registers_list.first(registers_list.size() - 1), registers);
+  const kernels::PreparedKernel* prepared = nullptr;
+  try {
+    prepared = &PrepareKernel(kernel, tensors).kernels.at(0);
+  } catch (const Error& error) {
+    Fail(error.kind() == ErrorKind::kUsage ? ErrorKind::kRuntime : error.kind(), error.message());
+  }
+  if (output->shape() != prepared->output_shape || output->dtype() != prepared->output_dtype) {
+    Fail(ErrorKind::kRuntime, "operator " + call.op +
+                                  " given an output tensor of another shape or dtype than it "
+                                  "computes");
+  }
+  // A kernel reads its inputs while it writes: they must not share bytes.
+  const auto* out_begin = static_cast<const char*>(output->host_data());
+  const char* out_end = out_begin + output->byte_size();
+  for (const Ref<Tensor>& input : tensors) {
+    const auto* in_begin = static_cast<const char*>(input->host_data());
+    if (in_begin < out_end && out_begin < in_begin + input->byte_size()) {
+      Fail(ErrorKind::kRuntime, "operator " + call.op + " writes over one of its inputs");
+    }
+  }
+  prepared->LaunchInto(tensors, *output);
+}
+
+Value VirtualMachine::AllocateTensor(const Value& storage, const Tensor& layout_constant) {
+  if (!storage || storage->kind() != ObjectKind::kStorage) {
+    Fail(ErrorKind::kRuntime, "alloc_tensor given " + KindName(storage) + ", not a storage");
+  }
+  const TensorLayout layout = DecodeTensorLayout(layout_constant);  // verified when loaded
+  try {
+    return Tensor::View(
+        Ref<Storage>(const_cast<Storage*>(static_cast<const Storage*>(storage.get()))),
+        layout.byte_offset, layout.shape, layout.dtype);
+  } catch (const Error& error) {
+    Fail(ErrorKind::kRuntime, error.message());
+  }
+}
+
+Value VirtualMachine::AllocateTensorOfShape(const Value& shape, int32_t dtype) {
+  const Tensor* shape_tensor = AsTensor(shape);
+  if (shape_tensor == nullptr) {
+    Fail(ErrorKind::kRuntime, "alloc_tensor_reg given " + KindName(shape) + " as a shape");
+  }
+  try {
+    return Tensor::Empty(HostDevice(), ShapeFromTensor(*shape_tensor), static_cast<DType>(dtype));
+  } catch (const Error& error) {
     Fail(error.kind() == ErrorKind::kUsage ? ErrorKind::kRuntime : error.kind(), error.message());
   }
 }
@@ -396,6 +482,29 @@ std::optional<Value> VirtualMachine::Run(uint64_t budget) {
       }
       const_cast<Reference*>(static_cast<const Reference*>(value.get()))
           ->Write(registers[operand(1)]);
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kAllocStorage) {
+      registers[operand(0)] = Storage::Allocate(
+          HostDevice(),
+          DecodeByteSize(static_cast<const Tensor&>(*executable.constants[operand(1)])));
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kAllocTensor) {
+      registers[operand(0)] = AllocateTensor(
+          registers[operand(1)], static_cast<const Tensor&>(*executable.constants[operand(2)]));
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kAllocTensorReg) {
+      registers[operand(0)] = AllocateTensorOfShape(registers[operand(1)], operand(2));
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kInvokeShapeFunc) {
+      registers[operand(0)] = KernelResultShape(operand(1), list(), registers);
+      RELAY_VM_NEXT();
+    }
+    RELAY_VM_CASE(kInvokeKernelOut) {
+      CallKernelInto(operand(0), list(), registers);
       RELAY_VM_NEXT();
     }
     RELAY_VM_CASE(kKill) {

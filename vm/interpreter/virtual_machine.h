@@ -99,6 +99,22 @@ class VirtualMachine {
   // reports the kernel's errors at the current instruction.
   Value CallKernel(int32_t kernel, std::span<const int32_t> input_registers,
                    const Value* registers);
+  // kernel_inputs_ filled with the tensors of `input_registers` (the fields
+  // of the one tuple, for a tuple-input kernel); fails unless they are.
+  std::vector<Ref<Tensor>>& GatherKernelInputs(const KernelCall& call,
+                                               std::span<const int32_t> input_registers,
+                                               const Value* registers);
+  // What kernel `kernel` was prepared as for `tensors` at its call site.
+  const kernels::PreparedOperator& PrepareKernel(int32_t kernel,
+                                                 const std::vector<Ref<Tensor>>& tensors);
+  // invoke_shape_func and invoke_kernel_out (explicit memory).
+  Value KernelResultShape(int32_t kernel, std::span<const int32_t> input_registers,
+                          const Value* registers);
+  void CallKernelInto(int32_t kernel, std::span<const int32_t> registers_list,
+                      const Value* registers);
+  // alloc_storage, alloc_tensor and alloc_tensor_reg.
+  Value AllocateTensor(const Value& storage, const Tensor& layout);
+  Value AllocateTensorOfShape(const Value& shape, int32_t dtype);
   // Runs kernel table entry `kernel` on `tensors`, reusing the operator
   // prepared at this call site when the inputs' shapes and dtypes repeat.
   Value InvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors);
