@@ -2,7 +2,9 @@
 """CPython peer of bench/programs/count_loop.relay: the same 10^6-iteration
 counting loop (a while loop: CPython cannot recurse a million deep).
 
-    time python3 bench/count_loop.py
+    time /usr/bin/python3 bench/count_loop.py
+
+bench/compare_count_loop.py runs both, alternately, and prints the ratio.
 """
 
 

@@ -8,6 +8,8 @@ packages=(
   build-essential cmake ninja-build ccache git pkg-config clang-format
   # LLVM for the CPU JIT (ORC); clang + compiler-rt for libFuzzer targets
   llvm-19-dev clang-19 libclang-rt-19-dev
+  # LLVM's static libraries need zstd's (relay-vm links them: tools/CMakeLists.txt)
+  libzstd-dev
   # runtime core
   libmimalloc-dev libboost-context-dev libdlpack-dev zlib1g-dev libedit-dev
   # optional device backends (headers only: drivers are loaded at run time)

@@ -229,6 +229,16 @@ class FunctionCompiler {
     return block_;
   }
   int32_t block_ = -1;
+
+  // Constants are loaded once, at the function's entry (before the loop
+  // head), into registers of their own.
+  int32_t ConstantRegister(const Ref<Tensor>& value, const Node& origin);
+  std::unordered_map<int32_t, int32_t> constant_registers_;
+  std::vector<vm::Instruction> prologue_;
+  // A call of the function itself in tail position is a jump back here,
+  // after moving its arguments into the parameters' registers.
+  void EmitLoopBack(std::vector<int32_t> args, int32_t first_param, const Node& origin);
+  size_t loop_head_ = 0;
   std::vector<bool> worth_killing_;  // by register, for the liveness pass
 };
 
@@ -367,6 +377,23 @@ class ModuleCompiler {
   int lambda_count_ = 0;
 };
 
+// Whether any instruction of `function` reads register `reg`.
+bool ReadsRegister(const vm::Function& function, int32_t reg) {
+  for (const vm::Instruction& instruction : function.code) {
+    size_t position = 0;
+    for (vm::OperandKind kind : vm::InfoOf(instruction.opcode).operands) {
+      if (kind == vm::OperandKind::kList) {
+        for (int32_t listed : function.ListOf(instruction))
+          if (listed == reg) return true;
+        continue;
+      }
+      if (kind == vm::OperandKind::kReg && instruction.operands[position] == reg) return true;
+      ++position;
+    }
+  }
+  return false;
+}
+
 void FunctionCompiler::Compile() {
   const FunctionNode& function = *pending_.function;
   out_.register_count = out_.param_count;
@@ -379,12 +406,29 @@ void FunctionCompiler::Compile() {
     MarkWorthKilling(next, param->checked_type());
     variables_[param.get()] = next++;
   }
+  int32_t self = -1;
   if (pending_.self != nullptr) {
-    int32_t self = NewRegister();
+    self = NewRegister();
     Emit(vm::Opcode::kLoadSelf, {self}, function);
     variables_[pending_.self] = self;
   }
+  loop_head_ = out_.code.size();
   Tail(function.body);
+  if (self >= 0 && !ReadsRegister(out_, self)) {
+    // Its only use was a call in tail position, now a loop: no closure needed.
+    std::vector<int32_t> new_position(out_.code.size() + 1);
+    for (size_t pc = 0; pc < new_position.size(); ++pc) new_position[pc] = int32_t(pc ? pc - 1 : 0);
+    out_.code.erase(out_.code.begin());
+    vm::RemapJumpTargets(out_.code, new_position);
+  }
+  if (!prologue_.empty()) {
+    // The constants go first; everything else moves down.
+    std::vector<int32_t> new_position(out_.code.size() + 1);
+    for (size_t pc = 0; pc < new_position.size(); ++pc)
+      new_position[pc] = int32_t(pc + prologue_.size());
+    out_.code.insert(out_.code.begin(), prologue_.begin(), prologue_.end());
+    vm::RemapJumpTargets(out_.code, new_position);
+  }
   ThreadJumps(out_);
   if (block_ >= 0) {
     PlanMemory(out_, block_,
@@ -465,12 +509,8 @@ int32_t FunctionCompiler::CompileExpr(const Expr& root, bool tail) {
            {result, module_.GlobalIndex(pending_.scope, As<GlobalVarNode>(expr)->name)}, origin);
       return result;
     }
-    case NodeKind::kConstant: {
-      int32_t result = NewRegister();
-      Emit(vm::Opcode::kLoadConst, {result, module_.Constant(As<ConstantNode>(expr)->value)},
-           origin);
-      return result;
-    }
+    case NodeKind::kConstant:
+      return ConstantRegister(As<ConstantNode>(expr)->value, origin);
     case NodeKind::kTuple: {
       std::vector<int32_t> fields = Values(As<TupleNode>(expr)->fields);
       int32_t result = NewRegister();
@@ -537,6 +577,10 @@ int32_t FunctionCompiler::CompileCall(const CallNode& call, bool tail) {
   if (const auto* global = As<GlobalVarNode>(callee)) {
     const int32_t index = module_.GlobalIndex(pending_.scope, global->name);
     std::vector<int32_t> args = Values(call.args);
+    if (tail && index == pending_.index && pending_.captured.empty()) {
+      EmitLoopBack(std::move(args), 0, call);
+      return -1;
+    }
     if (tail) {
       Emit(vm::Opcode::kTailInvoke, {index}, args, call);
       return -1;
@@ -544,6 +588,11 @@ int32_t FunctionCompiler::CompileCall(const CallNode& call, bool tail) {
     int32_t result = NewRegister();
     Emit(vm::Opcode::kInvoke, {result, index}, args, call);
     return result;
+  }
+  if (tail && pending_.self != nullptr && As<VarNode>(callee) == pending_.self) {
+    // A let-bound function calling itself: its captured values stay.
+    EmitLoopBack(Values(call.args), int32_t(pending_.captured.size()), call);
+    return -1;
   }
   int32_t closure = Value(callee);
   std::vector<int32_t> args = Values(call.args);
@@ -554,6 +603,46 @@ int32_t FunctionCompiler::CompileCall(const CallNode& call, bool tail) {
   int32_t result = NewRegister();
   Emit(vm::Opcode::kInvokeClosure, {result, closure}, args, call);
   return result;
+}
+
+int32_t FunctionCompiler::ConstantRegister(const Ref<Tensor>& value, const Node& origin) {
+  const int32_t index = module_.Constant(value);
+  auto [position, inserted] = constant_registers_.try_emplace(index, 0);
+  if (inserted) {
+    position->second = NewRegister();
+    vm::Instruction load;
+    load.opcode = vm::Opcode::kLoadConst;
+    load.operands = {position->second, index, 0};
+    load.location = LocationOf(origin);
+    prologue_.push_back(load);
+  }
+  return position->second;
+}
+
+void FunctionCompiler::EmitLoopBack(std::vector<int32_t> args, int32_t first_param,
+                                    const Node& origin) {
+  // A parallel move: an argument that is another parameter's register is
+  // copied aside first (`@f(%b, %a)`).
+  const int32_t count = int32_t(args.size());
+  bool crossing = false;
+  for (int32_t index = 0; index < count; ++index) {
+    const int32_t arg = args[size_t(index)];
+    crossing =
+        crossing || (arg >= first_param && arg < first_param + count && arg != first_param + index);
+  }
+  if (crossing) {
+    for (int32_t& arg : args) {
+      const int32_t copy = NewRegister();
+      MarkWorthKilling(copy, nullptr);
+      Emit(vm::Opcode::kMove, {copy, arg}, origin);
+      arg = copy;
+    }
+  }
+  for (int32_t index = 0; index < count; ++index) {
+    if (args[size_t(index)] != first_param + index)
+      Emit(vm::Opcode::kMove, {first_param + index, args[size_t(index)]}, origin);
+  }
+  Emit(vm::Opcode::kGoto, {int32_t(loop_head_)}, origin);
 }
 
 int32_t FunctionCompiler::CompileOperatorCall(const CallNode& call, const OpNode& op) {

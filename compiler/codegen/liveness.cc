@@ -51,6 +51,9 @@ Effects EffectsOf(const vm::Function& function, size_t pc) {
     if (kind == OperandKind::kDst) effects.writes.push_back(operand);
     if (kind == OperandKind::kTarget) effects.successors.push_back(size_t(operand));
   }
+  if (instruction.opcode == Opcode::kExchange) {
+    effects.reads = effects.writes;  // both registers are read and written
+  }
   switch (instruction.opcode) {
     case Opcode::kRet:
     case Opcode::kTailInvoke:
@@ -94,6 +97,12 @@ void KillDeadRegisters(vm::Function& function, const std::vector<bool>& worth_ki
   for (size_t pc = 0; pc < count; ++pc) {
     new_position[pc] = int32_t(code.size());
     code.push_back(function.code[pc]);
+    vm::Instruction& added = code.back();
+    if (added.opcode == Opcode::kMove && added.operands[0] != added.operands[1] &&
+        !live_out[pc].Contains(size_t(added.operands[1]))) {
+      // The source dies here: swap instead of copying (see isa.def).
+      added.opcode = Opcode::kExchange;
+    }
     const Opcode opcode = function.code[pc].opcode;
     if (opcode == Opcode::kRet || opcode == Opcode::kTailInvoke ||
         opcode == Opcode::kTailInvokeClosure || opcode == Opcode::kFatal ||

@@ -9,7 +9,10 @@
 // after it, on the fall-through edge; one that dies on only one edge of a
 // branch is left to the frame's end. Only registers the compiler marks as
 // worth it are killed: a kill costs a dispatch, and a scalar costs nothing
-// to keep.
+// to keep. A `move` whose source dies there becomes an `exchange`: no
+// reference count changes, and the destination's old value waits in the
+// source (killed with it, or overwritten in place by the VM's scalar
+// arithmetic in a loop).
 #pragma once
 
 #include <vector>

@@ -6,8 +6,11 @@
 // pass then gives them real offsets and allocates the block once, at the
 // function's entry (`alloc_storage $block, size, alignment`):
 //   - a tensor only read by kernels (an intermediate) shares bytes with
-//     others whose lifetimes (first to last instruction, in code order:
-//     a function has no backward jumps) do not overlap;
+//     others whose lifetimes (first to last instruction, in code order) do
+//     not overlap. The only backward jumps are self tail calls turned into
+//     loops, and what crosses them travels through `move`s, which count as
+//     escapes: an intermediate lives within one iteration, so code order
+//     is the order of its uses;
 //   - a tensor that escapes (returned, passed to a call, stored in a
 //     tuple, ADT, closure or reference, moved) goes back to invoke_kernel,
 //     which allocates it alone: a small result must not keep the whole

@@ -46,7 +46,12 @@ class Tensor final : public Object {
 
   // Host address of the first element. Throws kUsage if the tensor is not on
   // a host-accessible device.
-  void* host_data() const;
+  void* host_data() const {
+    // Inline: the VM's scalar arithmetic reads and writes 0-d tensors at
+    // every step.
+    if (storage_->device_id().kind != DeviceKind::kCPU) ThrowNotOnHost();
+    return static_cast<char*>(storage_->handle()) + byte_offset_;
+  }
   // Typed host access; throws kUsage if T does not store this dtype.
   template <typename T>
   T* data() const {
@@ -58,6 +63,7 @@ class Tensor final : public Object {
 
  private:
   Tensor(Ref<Storage> storage, size_t byte_offset, Shape shape, DType dtype, int64_t count);
+  [[noreturn]] void ThrowNotOnHost() const;
   [[noreturn]] void ThrowDTypeMismatch(std::string_view requested) const;
 
   Ref<Storage> storage_;

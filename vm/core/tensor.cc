@@ -69,12 +69,9 @@ Ref<Tensor> Tensor::Reshape(Shape shape) const {
   return Ref<Tensor>(new Tensor(storage_, byte_offset_, std::move(shape), dtype_, count));
 }
 
-void* Tensor::host_data() const {
-  if (device_id().kind != DeviceKind::kCPU) {
-    throw Error(ErrorKind::kUsage, "tensor is on " + device_id().ToString() +
-                                       ", not on the host; copy it to cpu:0 first");
-  }
-  return static_cast<char*>(storage_->handle()) + byte_offset_;
+void Tensor::ThrowNotOnHost() const {
+  throw Error(ErrorKind::kUsage, "tensor is on " + device_id().ToString() +
+                                     ", not on the host; copy it to cpu:0 first");
 }
 
 void Tensor::ThrowDTypeMismatch(std::string_view requested) const {

@@ -1,6 +1,7 @@
 #include "vm/interpreter/scalar_operators.h"
 
 #include <cmath>
+#include <optional>
 #include <type_traits>
 
 #include "relay/devices.h"
@@ -76,27 +77,26 @@ bool Compare(ScalarOperator op, T a, T b) {
   }
 }
 
+// The dtypes were checked by the caller (ScalarResultDType): the data is
+// read and written untyped.
 template <typename T>
-Ref<Tensor> Run(ScalarOperator op, std::span<const Ref<Tensor>> inputs, ScalarPool& pool) {
-  const T a = *inputs[0]->data<T>();
+void Compute(ScalarOperator op, std::span<const Tensor* const> inputs, Tensor& out) {
+  const T a = *static_cast<const T*>(inputs[0]->host_data());
+  void* result = out.host_data();
   if (op == ScalarOperator::kNegative) {
-    Ref<Tensor> result = pool.Allocate(inputs[0]->dtype());
     if constexpr (std::is_floating_point_v<T>) {
-      *result->data<T>() = -a;
+      *static_cast<T*>(result) = -a;
     } else {
-      *result->data<T>() = Wrap<T>(ScalarOperator::kSubtract, T{0}, a);
+      *static_cast<T*>(result) = Wrap<T>(ScalarOperator::kSubtract, T{0}, a);
     }
-    return result;
+    return;
   }
-  const T b = *inputs[1]->data<T>();
+  const T b = *static_cast<const T*>(inputs[1]->host_data());
   if (IsComparison(op)) {
-    Ref<Tensor> result = pool.Allocate(DType::kBool);
-    *result->data<bool>() = Compare(op, a, b);
-    return result;
+    *static_cast<bool*>(result) = Compare(op, a, b);
+  } else {
+    *static_cast<T*>(result) = Arithmetic(op, a, b);
   }
-  Ref<Tensor> result = pool.Allocate(inputs[0]->dtype());
-  *result->data<T>() = Arithmetic(op, a, b);
-  return result;
 }
 
 }  // namespace
@@ -147,35 +147,101 @@ Ref<Tensor> ScalarPool::Allocate(DType dtype) {
 
 Ref<Tensor> RunScalarOperator(ScalarOperator op, std::span<const Ref<Tensor>> inputs,
                               ScalarPool& pool) {
-  if (op == ScalarOperator::kNone || inputs.size() != (IsUnary(op) ? 1u : 2u)) return nullptr;
+  if (inputs.size() > 2) return nullptr;
+  const Tensor* pointers[2] = {};
+  for (size_t index = 0; index < inputs.size(); ++index) pointers[index] = inputs[index].get();
+  return RunScalarOperator(op, std::span<const Tensor* const>(pointers, inputs.size()), pool);
+}
+
+namespace {
+
+// The bodies of ScalarResultDType and ComputeScalarOperator, inlined into
+// RunScalarOperatorInto: the VM calls it at every scalar step.
+[[gnu::always_inline]] inline std::optional<DType> ResultDType(
+    ScalarOperator op, std::span<const Tensor* const> inputs) {
+  if (op == ScalarOperator::kNone || inputs.size() != (IsUnary(op) ? 1u : 2u)) return std::nullopt;
   const DType dtype = inputs[0]->dtype();
-  for (const Ref<Tensor>& input : inputs) {
-    if (input->ndim() != 0 || input->dtype() != dtype ||
+  for (const Tensor* input : inputs) {
+    if (!input->shape().empty() || input->dtype() != dtype ||
         input->device_id().kind != DeviceKind::kCPU) {
-      return nullptr;
+      return std::nullopt;
     }
   }
   if (IsLogical(op)) {
-    if (dtype != DType::kBool) return nullptr;
-    Ref<Tensor> result = pool.Allocate(DType::kBool);
-    const bool a = *inputs[0]->data<bool>();
-    *result->data<bool>() = op == ScalarOperator::kLogicalNot   ? !a
-                            : op == ScalarOperator::kLogicalAnd ? a && *inputs[1]->data<bool>()
-                                                                : a || *inputs[1]->data<bool>();
-    return result;
+    if (dtype != DType::kBool) return std::nullopt;
+    return DType::kBool;
   }
   switch (dtype) {
     case DType::kInt32:
-      return Run<int32_t>(op, inputs, pool);
     case DType::kInt64:
-      return Run<int64_t>(op, inputs, pool);
     case DType::kFloat32:
-      return Run<float>(op, inputs, pool);
     case DType::kFloat64:
-      return Run<double>(op, inputs, pool);
+      return IsComparison(op) ? DType::kBool : dtype;
     default:
-      return nullptr;
+      return std::nullopt;
   }
+}
+
+[[gnu::always_inline]] inline void ComputeInto(ScalarOperator op,
+                                               std::span<const Tensor* const> inputs, Tensor& out) {
+  if (IsLogical(op)) {
+    const bool a = *static_cast<const bool*>(inputs[0]->host_data());
+    const bool result = op == ScalarOperator::kLogicalNot ? !a
+                        : op == ScalarOperator::kLogicalAnd
+                            ? a && *static_cast<const bool*>(inputs[1]->host_data())
+                            : a || *static_cast<const bool*>(inputs[1]->host_data());
+    *static_cast<bool*>(out.host_data()) = result;
+    return;
+  }
+  switch (inputs[0]->dtype()) {
+    case DType::kInt32:
+      return Compute<int32_t>(op, inputs, out);
+    case DType::kInt64:
+      return Compute<int64_t>(op, inputs, out);
+    case DType::kFloat32:
+      return Compute<float>(op, inputs, out);
+    default:
+      return Compute<double>(op, inputs, out);
+  }
+}
+
+}  // namespace
+
+std::optional<DType> ScalarResultDType(ScalarOperator op, std::span<const Tensor* const> inputs) {
+  return ResultDType(op, inputs);
+}
+
+void ComputeScalarOperator(ScalarOperator op, std::span<const Tensor* const> inputs, Tensor& out) {
+  ComputeInto(op, inputs, out);
+}
+
+bool RunScalarOperatorInto(ScalarOperator op, std::span<const Tensor* const> inputs,
+                           Ref<Object>& destination, ScalarPool& pool) {
+  const std::optional<DType> dtype = ResultDType(op, inputs);
+  if (!dtype) return false;
+  if (destination && destination->kind() == ObjectKind::kTensor) {
+    auto& tensor = static_cast<Tensor&>(*destination);
+    // The register's reference, and the pool's if it came from there.
+    const uint32_t owners = 1 + (pool.Holds(&tensor) ? 1 : 0);
+    if (tensor.use_count() == owners && tensor.dtype() == *dtype && tensor.shape().empty() &&
+        tensor.storage()->use_count() == 1 && tensor.device_id().kind == DeviceKind::kCPU) {
+      ComputeInto(op, inputs, tensor);
+      return true;
+    }
+  }
+  Ref<Tensor> result = pool.Allocate(*dtype);
+  ComputeInto(op, inputs, *result);
+  destination = std::move(result);
+  return true;
+}
+
+Ref<Tensor> RunScalarOperator(ScalarOperator op, std::span<const Tensor* const> inputs,
+                              ScalarPool& pool) {
+  const std::optional<DType> dtype = ScalarResultDType(op, inputs);
+  if (!dtype) return nullptr;
+  Ref<Tensor> result = pool.Allocate(*dtype);
+  ComputeScalarOperator(op, inputs, *result);
+  return result;
 }
 
 }  // namespace relay::vm

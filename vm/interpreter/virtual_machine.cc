@@ -66,10 +66,6 @@ const kernels::PreparedOperator& VirtualMachine::PrepareKernel(
 }
 
 Value VirtualMachine::InvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors) {
-  CallSite& site = call_sites_[kernel];
-  if (site.scalar != ScalarOperator::kNone) {
-    if (Ref<Tensor> result = RunScalarOperator(site.scalar, tensors, scalar_pool_)) return result;
-  }
   const kernels::PreparedOperator& prepared = PrepareKernel(kernel, tensors);
   if (!prepared.tuple_result) return prepared.kernels[0].Launch(tensors);
   std::vector<Ref<Tensor>> results = prepared.Run(tensors);
@@ -207,6 +203,21 @@ void VirtualMachine::CallClosure(Value callee, std::span<const int32_t> argument
   } else {
     PushFrame(closure->function(), arguments, return_register, std::move(callee));
   }
+}
+
+bool VirtualMachine::RunScalarKernel(int32_t kernel, std::span<const int32_t> input_registers,
+                                     Value* registers, int32_t result_register) {
+  CallSite& site = call_sites_[kernel];
+  const ScalarOperator op = site.scalar;
+  if (op == ScalarOperator::kNone || input_registers.size() > 2) return false;
+  // The registers' tensors, read in place: no references taken.
+  const Tensor* inputs[2] = {};
+  for (size_t index = 0; index < input_registers.size(); ++index) {
+    inputs[index] = AsTensor(registers[input_registers[index]]);
+    if (inputs[index] == nullptr) return false;  // the kernel path reports it
+  }
+  return RunScalarOperatorInto(op, std::span<const Tensor* const>(inputs, input_registers.size()),
+                               registers[result_register], site.scalar_results);
 }
 
 std::vector<Ref<Tensor>>& VirtualMachine::GatherKernelInputs(
@@ -366,6 +377,10 @@ std::optional<Value> VirtualMachine::Run(uint64_t budget) {
       registers[operand(0)] = registers[operand(1)];
       RELAY_VM_NEXT();
     }
+    RELAY_VM_CASE(kExchange) {
+      std::swap(registers[operand(0)], registers[operand(1)]);
+      RELAY_VM_NEXT();
+    }
     RELAY_VM_CASE(kLoadConst) {
       registers[operand(0)] = executable.constants[operand(1)];
       RELAY_VM_NEXT();
@@ -405,7 +420,8 @@ std::optional<Value> VirtualMachine::Run(uint64_t budget) {
       RELAY_VM_NEXT();
     }
     RELAY_VM_CASE(kInvokeKernel) {
-      registers[operand(0)] = CallKernel(operand(1), list(), registers);
+      if (!RunScalarKernel(operand(1), list(), registers, operand(0)))
+        registers[operand(0)] = CallKernel(operand(1), list(), registers);
       RELAY_VM_NEXT();
     }
     RELAY_VM_CASE(kAllocTuple) {

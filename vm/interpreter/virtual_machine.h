@@ -99,6 +99,11 @@ class VirtualMachine {
   // reports the kernel's errors at the current instruction.
   Value CallKernel(int32_t kernel, std::span<const int32_t> input_registers,
                    const Value* registers);
+  // The VM's own arithmetic for a scalar operator kernel on 0-d host
+  // tensors (scalar_operators.h), reading the registers in place; false
+  // when the kernel or its inputs are not for it.
+  bool RunScalarKernel(int32_t kernel, std::span<const int32_t> input_registers, Value* registers,
+                       int32_t result_register);
   // kernel_inputs_ filled with the tensors of `input_registers` (the fields
   // of the one tuple, for a tuple-input kernel); fails unless they are.
   std::vector<Ref<Tensor>>& GatherKernelInputs(const KernelCall& call,
@@ -123,6 +128,7 @@ class VirtualMachine {
   // prepared.
   struct CallSite {
     ScalarOperator scalar = ScalarOperator::kNone;
+    ScalarPool scalar_results;  // recycled 0-d results of the scalar path
     kernels::PreparedCallSite prepared;
   };
 
@@ -131,7 +137,6 @@ class VirtualMachine {
   std::vector<Value> registers_;
   std::vector<Value> call_arguments_;       // see GatherArguments
   std::vector<Ref<Tensor>> kernel_inputs_;  // reused by every kernel call
-  ScalarPool scalar_pool_;
   std::vector<Frame> frames_;
   uint64_t instructions_executed_ = 0;
 };
