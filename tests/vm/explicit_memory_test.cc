@@ -135,6 +135,30 @@ def @main(%x: Tensor[(?, 3), float32]) -> Tensor[(?, 3), float32] {
   }
 }
 
+TEST(ExplicitMemoryTest, OutOfMemoryIsARuntimeErrorAtTheAllocation) {
+  auto executable = std::make_shared<const vm::Executable>(Compile(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(8, 256), float32], %w: Tensor[(256, 256), float32]) -> float32 {
+  let %big = nn.relu(nn.dense(zeros(shape=[4096, 256], dtype="float32"), %w));
+  add(sum(%big), sum(%x))
+}
+)"));
+  vm::VirtualMachine machine(executable);
+  const std::vector<Value> inputs = {Tensor::Empty(HostDevice(), {8, 256}, DType::kFloat32),
+                                     Tensor::Empty(HostDevice(), {256, 256}, DType::kFloat32)};
+  HostDevice().SetMemoryLimit(HostDevice().memory_statistics().bytes_in_use + (1u << 20));
+  std::string message;
+  int line = 0;
+  try {
+    machine.Invoke("main", inputs);
+  } catch (const Error& error) {
+    message = error.message();
+    if (error.span()) line = error.span()->line;
+  }
+  HostDevice().SetMemoryLimit(0);
+  EXPECT_NE(message.find("out of memory on cpu:0"), std::string::npos) << message;
+  EXPECT_EQ(line, 3);  // the allocation's source line: the block for %big's computation
+}
+
 // ---- malformed explicit-memory bytecode -------------------------------------
 
 std::string VerifyError(const vm::Executable& executable) {

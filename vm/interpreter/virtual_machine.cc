@@ -300,6 +300,14 @@ void VirtualMachine::CallKernelInto(int32_t kernel, std::span<const int32_t> reg
   prepared->LaunchInto(tensors, *output);
 }
 
+Value VirtualMachine::AllocateStorage(const Tensor& size_constant) {
+  try {
+    return Storage::Allocate(HostDevice(), DecodeByteSize(size_constant));
+  } catch (const Error& error) {
+    Fail(error.kind(), error.message());  // out of memory, at the instruction
+  }
+}
+
 Value VirtualMachine::AllocateTensor(const Value& storage, const Tensor& layout_constant) {
   if (!storage || storage->kind() != ObjectKind::kStorage) {
     Fail(ErrorKind::kRuntime, "alloc_tensor given " + KindName(storage) + ", not a storage");
@@ -501,9 +509,8 @@ std::optional<Value> VirtualMachine::Run(uint64_t budget) {
       RELAY_VM_NEXT();
     }
     RELAY_VM_CASE(kAllocStorage) {
-      registers[operand(0)] = Storage::Allocate(
-          HostDevice(),
-          DecodeByteSize(static_cast<const Tensor&>(*executable.constants[operand(1)])));
+      registers[operand(0)] =
+          AllocateStorage(static_cast<const Tensor&>(*executable.constants[operand(1)]));
       RELAY_VM_NEXT();
     }
     RELAY_VM_CASE(kAllocTensor) {

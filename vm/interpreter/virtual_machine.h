@@ -117,7 +117,9 @@ class VirtualMachine {
                           const Value* registers);
   void CallKernelInto(int32_t kernel, std::span<const int32_t> registers_list,
                       const Value* registers);
-  // alloc_storage, alloc_tensor and alloc_tensor_reg.
+  // alloc_storage, alloc_tensor and alloc_tensor_reg; failures (out of
+  // memory) are reported at the instruction.
+  Value AllocateStorage(const Tensor& size_constant);
   Value AllocateTensor(const Value& storage, const Tensor& layout);
   Value AllocateTensorOfShape(const Value& shape, int32_t dtype);
   // Runs kernel table entry `kernel` on `tensors`, reusing the operator
