@@ -13,6 +13,7 @@
 #include "compiler/codegen/memory_plan.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/passes/decision_tree.h"
+#include "compiler/passes/lambda_lifting.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/pipeline.h"
 #include "kernels/operator.h"
@@ -24,77 +25,6 @@ namespace relay::codegen {
 namespace {
 
 using namespace relay::ir;
-
-// The variables `function` uses but does not bind, in order of first use.
-class FreeVariables {
- public:
-  static std::vector<const VarNode*> Of(const FunctionNode& function) {
-    FreeVariables collector;
-    for (const Var& param : function.params) collector.Bind(param.get());
-    collector.Visit(function.body);
-    return collector.order_;
-  }
-
- private:
-  void Bind(const VarNode* var) { ++bound_[var]; }
-  void Unbind(const VarNode* var) { --bound_[var]; }
-
-  void BindPattern(const Pattern& pattern, std::vector<const VarNode*>& bound) {
-    if (const auto* var = As<PatternVarNode>(pattern)) {
-      Bind(var->var.get());
-      bound.push_back(var->var.get());
-    } else if (const auto* constructor = As<PatternConstructorNode>(pattern)) {
-      for (const Pattern& inner : constructor->patterns) BindPattern(inner, bound);
-    } else if (const auto* tuple = As<PatternTupleNode>(pattern)) {
-      for (const Pattern& inner : tuple->patterns) BindPattern(inner, bound);
-    }
-  }
-
-  void Visit(const Expr& root) {
-    Expr expr = root;
-    std::vector<const VarNode*> let_bound;
-    // A let chain is walked in a loop: it may be very long.
-    while (const auto* let = As<LetNode>(expr)) {
-      // A let-bound function may call itself: its variable is in scope.
-      const bool recursive = As<FunctionNode>(let->value) != nullptr;
-      if (recursive) Bind(let->var.get());
-      Visit(let->value);
-      if (!recursive) Bind(let->var.get());
-      let_bound.push_back(let->var.get());
-      expr = let->body;
-    }
-    VisitOne(expr);
-    for (const VarNode* var : let_bound) Unbind(var);
-  }
-
-  void VisitOne(const Expr& expr) {
-    if (const auto* var = As<VarNode>(expr)) {
-      if (bound_[var] == 0 && seen_.insert(var).second) order_.push_back(var);
-      return;
-    }
-    if (const auto* function = As<FunctionNode>(expr)) {
-      for (const Var& param : function->params) Bind(param.get());
-      Visit(function->body);
-      for (const Var& param : function->params) Unbind(param.get());
-      return;
-    }
-    if (const auto* match = As<MatchNode>(expr)) {
-      Visit(match->data);
-      for (const Clause& clause : match->clauses) {
-        std::vector<const VarNode*> bound;
-        BindPattern(clause.pattern, bound);
-        Visit(clause.body);
-        for (const VarNode* var : bound) Unbind(var);
-      }
-      return;
-    }
-    for (const Expr& child : ExprChildren(expr)) Visit(child);
-  }
-
-  std::unordered_map<const VarNode*, int> bound_;
-  std::unordered_set<const VarNode*> seen_;
-  std::vector<const VarNode*> order_;
-};
 
 vm::ParamInfo ParamInfoOf(const VarNode& param) {
   vm::ParamInfo info;
@@ -119,14 +49,12 @@ bool IsTupleType(const Type& type) {
 
 class ModuleCompiler;
 
-// A function waiting to be compiled: a global, or a lifted nested function
-// with the variables it captures.
+// A global to compile (lambda lifting made every function literal one).
 struct PendingFunction {
   int32_t index;
   const FunctionNode* function;
   const Module* scope;  // where its global names resolve first
-  std::vector<const VarNode*> captured;
-  const VarNode* self = nullptr;  // a let-bound function's own variable
+  int captured;         // a closure body's captured parameters; -1 for others
 };
 
 class FunctionCompiler {
@@ -205,7 +133,11 @@ class FunctionCompiler {
     for (const Expr& expr : exprs) registers.push_back(Value(expr));
     return registers;
   }
-  int32_t Lift(const FunctionNode& function, const VarNode* self, const Node& origin);
+  bool IsSelfClosure(const Expr& expr) const;
+  int32_t SelfRegister(const Node& origin);
+  int32_t MakeClosure(const CallNode& call, const PendingFunction& body);
+  std::unordered_set<const VarNode*> self_vars_;  // bound to IsSelfClosure calls
+  int32_t self_register_ = -1;
 
   ModuleCompiler& module_;
   const PendingFunction& pending_;
@@ -263,22 +195,21 @@ class ModuleCompiler {
     for (const Module* scope : {&module_, prelude_}) {
       if (scope == nullptr) continue;
       for (const GlobalFunction& global : scope->functions()) {
-        int32_t index = AddFunction("@" + global.name->name, global.function->params.size(), 0,
-                                    scope->source_name());
-        for (const Var& param : global.function->params)
-          executable_.functions[index].params.push_back(ParamInfoOf(*param));
+        const int captured = passes::CapturedCount(*global.function);
+        const size_t captured_count = captured < 0 ? 0 : size_t(captured);
+        int32_t index =
+            AddFunction("@" + global.name->name, global.function->params.size() - captured_count,
+                        captured_count, scope->source_name());
+        if (captured < 0) {  // an entry point; closure bodies are not called by name
+          for (const Var& param : global.function->params)
+            executable_.functions[index].params.push_back(ParamInfoOf(*param));
+        }
         globals_[scope][global.name->name] = index;
-        pending_.push_back({index, global.function.get(), scope, {}, nullptr});
+        pending_.push_back({index, global.function.get(), scope, captured});
       }
     }
-    while (!pending_.empty()) {
-      PendingFunction next = std::move(pending_.front());
-      pending_.pop_front();
-      // Compiled aside: lifting appends to the function table, which would
-      // move a function compiled in place.
-      vm::Function compiled = executable_.functions[next.index];
-      FunctionCompiler(*this, next, compiled).Compile();
-      executable_.functions[next.index] = std::move(compiled);
+    for (const PendingFunction& next : pending_) {
+      FunctionCompiler(*this, next, executable_.functions[next.index]).Compile();
     }
     vm::Verify(executable_);
     return std::move(executable_);
@@ -294,15 +225,7 @@ class ModuleCompiler {
     return static_cast<int32_t>(executable_.functions.size() - 1);
   }
 
-  // Queues a nested function for compilation; returns its index.
-  int32_t Lift(const FunctionNode& function, const Module* scope, const std::string& outer_name,
-               std::vector<const VarNode*> captured, const VarNode* self) {
-    std::string name = outer_name + ".lambda" + std::to_string(++lambda_count_);
-    int32_t index =
-        AddFunction(name, function.params.size(), captured.size(), scope->source_name());
-    pending_.push_back({index, &function, scope, std::move(captured), self});
-    return index;
-  }
+  const PendingFunction& Global(int32_t index) const { return pending_[size_t(index)]; }
 
   const Module& program() const { return module_; }
   const Module* prelude() const { return prelude_; }
@@ -369,58 +292,24 @@ class ModuleCompiler {
   const Module& module_;
   const Module* prelude_;
   vm::Executable executable_;
-  std::deque<PendingFunction> pending_;
+  std::vector<PendingFunction> pending_;  // by function index
   std::unordered_map<const Module*, std::unordered_map<std::string, int32_t>> globals_;
   std::unordered_map<const ConstructorNode*, int32_t> tags_;
   std::unordered_map<const Tensor*, size_t> constants_;
   std::unordered_map<std::string, int32_t> metadata_constants_;
-  int lambda_count_ = 0;
 };
-
-// Whether any instruction of `function` reads register `reg`.
-bool ReadsRegister(const vm::Function& function, int32_t reg) {
-  for (const vm::Instruction& instruction : function.code) {
-    size_t position = 0;
-    for (vm::OperandKind kind : vm::InfoOf(instruction.opcode).operands) {
-      if (kind == vm::OperandKind::kList) {
-        for (int32_t listed : function.ListOf(instruction))
-          if (listed == reg) return true;
-        continue;
-      }
-      if (kind == vm::OperandKind::kReg && instruction.operands[position] == reg) return true;
-      ++position;
-    }
-  }
-  return false;
-}
 
 void FunctionCompiler::Compile() {
   const FunctionNode& function = *pending_.function;
   out_.register_count = out_.param_count;
+  // Parameters in order: a closure body's captured values come first.
   int32_t next = 0;
-  for (const VarNode* var : pending_.captured) {
-    MarkWorthKilling(next, var->checked_type());
-    variables_[var] = next++;
-  }
   for (const Var& param : function.params) {
     MarkWorthKilling(next, param->checked_type());
     variables_[param.get()] = next++;
   }
-  int32_t self = -1;
-  if (pending_.self != nullptr) {
-    self = NewRegister();
-    Emit(vm::Opcode::kLoadSelf, {self}, function);
-    variables_[pending_.self] = self;
-  }
   loop_head_ = out_.code.size();
   Tail(function.body);
-  if (self >= 0 && !ReadsRegister(out_, self)) {
-    // Its only use was a call in tail position, now a loop: no closure needed.
-    std::vector<int32_t> new_position(out_.code.size() + 1);
-    for (size_t pc = 0; pc < new_position.size(); ++pc) new_position[pc] = int32_t(pc ? pc - 1 : 0);
-    out_.code.erase(out_.code.begin());
-    vm::RemapJumpTargets(out_.code, new_position);
-  }
   if (!prologue_.empty()) {
     // The constants go first; everything else moves down.
     std::vector<int32_t> new_position(out_.code.size() + 1);
@@ -438,38 +327,41 @@ void FunctionCompiler::Compile() {
   KillDeadRegisters(out_, worth_killing_);
 }
 
-// The global that `function` only forwards to, `fn (%a, %b) { @g(%a, %b) }`
-// (what eta-expansion makes of a global used as a value), or null.
-const GlobalVarNode* ForwardedGlobal(const FunctionNode& function) {
-  const auto* call = As<CallNode>(function.body);
-  if (call == nullptr || call->args.size() != function.params.size()) return nullptr;
-  for (size_t index = 0; index < call->args.size(); ++index) {
-    if (call->args[index].get() != function.params[index].get()) return nullptr;
+// Whether `call` makes the closure this function is the body of, from its
+// own captured parameters: a recursive literal naming itself.
+bool FunctionCompiler::IsSelfClosure(const Expr& expr) const {
+  if (pending_.captured < 0) return false;
+  if (const auto* var = As<VarNode>(expr)) return self_vars_.count(var) != 0;
+  const auto* call = As<CallNode>(expr);
+  const auto* global = call ? As<GlobalVarNode>(call->callee) : nullptr;
+  if (global == nullptr || module_.GlobalIndex(pending_.scope, global->name) != pending_.index ||
+      call->args.size() != size_t(pending_.captured)) {
+    return false;
   }
-  return As<GlobalVarNode>(call->callee);
+  for (size_t index = 0; index < call->args.size(); ++index) {
+    if (call->args[index].get() != pending_.function->params[index].get()) return false;
+  }
+  return true;
 }
 
-int32_t FunctionCompiler::Lift(const FunctionNode& function, const VarNode* self,
-                               const Node& origin) {
-  if (const GlobalVarNode* global = ForwardedGlobal(function)) {
-    // The global's own function is that closure already.
-    int32_t result = NewRegister();
-    Emit(vm::Opcode::kAllocClosure, {result, module_.GlobalIndex(pending_.scope, global->name)},
-         origin);
-    return result;
+int32_t FunctionCompiler::SelfRegister(const Node& origin) {
+  if (self_register_ < 0) {
+    self_register_ = NewRegister();
+    vm::Instruction load;
+    load.opcode = vm::Opcode::kLoadSelf;
+    load.operands = {self_register_, 0, 0};
+    load.location = LocationOf(origin);
+    prologue_.push_back(load);
   }
-  std::vector<const VarNode*> captured;
-  std::vector<int32_t> captured_registers;
-  for (const VarNode* var : FreeVariables::Of(function)) {
-    if (var == self) continue;
-    auto found = variables_.find(var);
-    RELAY_CHECK(found != variables_.end(), "free variable %" + var->name_hint + " not in scope");
-    captured.push_back(var);
-    captured_registers.push_back(found->second);
-  }
-  int32_t index = module_.Lift(function, pending_.scope, out_.name, std::move(captured), self);
+  return self_register_;
+}
+
+// A call of a lifted function with its captured values makes a closure.
+int32_t FunctionCompiler::MakeClosure(const CallNode& call, const PendingFunction& body) {
+  if (IsSelfClosure(Expr(&call))) return SelfRegister(call);
+  std::vector<int32_t> captured = Values(call.args);
   int32_t result = NewRegister();
-  Emit(vm::Opcode::kAllocClosure, {result, index}, captured_registers, origin);
+  Emit(vm::Opcode::kAllocClosure, {result, body.index}, captured, call);
   return result;
 }
 
@@ -477,15 +369,8 @@ int32_t FunctionCompiler::CompileExpr(const Expr& root, bool tail) {
   Expr expr = root;
   // Let chains in a loop: they may be very long.
   while (const auto* let = As<LetNode>(expr)) {
-    const auto* function = As<FunctionNode>(let->value);
-    if (function != nullptr) {
-      // Only a function that calls itself needs to reach its own closure.
-      const std::vector<const VarNode*> free = FreeVariables::Of(*function);
-      const bool recursive = std::find(free.begin(), free.end(), let->var.get()) != free.end();
-      variables_[let->var.get()] = Lift(*function, recursive ? let->var.get() : nullptr, *let);
-    } else {
-      variables_[let->var.get()] = Value(let->value);
-    }
+    if (IsSelfClosure(let->value)) self_vars_.insert(let->var.get());
+    variables_[let->var.get()] = Value(let->value);
     expr = let->body;
   }
   // Globals, constructors and variables carry the span of their
@@ -527,7 +412,7 @@ int32_t FunctionCompiler::CompileExpr(const Expr& root, bool tail) {
     case NodeKind::kCall:
       return CompileCall(*As<CallNode>(expr), tail);
     case NodeKind::kFunction:
-      return Lift(*As<FunctionNode>(expr), nullptr, origin);
+      RELAY_UNREACHABLE("a function literal after lambda lifting");
     case NodeKind::kIf:
       return CompileIf(*As<IfNode>(expr), tail);
     case NodeKind::kMatch:
@@ -576,8 +461,10 @@ int32_t FunctionCompiler::CompileCall(const CallNode& call, bool tail) {
   }
   if (const auto* global = As<GlobalVarNode>(callee)) {
     const int32_t index = module_.GlobalIndex(pending_.scope, global->name);
+    const PendingFunction& target = module_.Global(index);
+    if (target.captured >= 0) return MakeClosure(call, target);
     std::vector<int32_t> args = Values(call.args);
-    if (tail && index == pending_.index && pending_.captured.empty()) {
+    if (tail && index == pending_.index) {
       EmitLoopBack(std::move(args), 0, call);
       return -1;
     }
@@ -589,9 +476,9 @@ int32_t FunctionCompiler::CompileCall(const CallNode& call, bool tail) {
     Emit(vm::Opcode::kInvoke, {result, index}, args, call);
     return result;
   }
-  if (tail && pending_.self != nullptr && As<VarNode>(callee) == pending_.self) {
+  if (tail && IsSelfClosure(callee)) {
     // A let-bound function calling itself: its captured values stay.
-    EmitLoopBack(Values(call.args), int32_t(pending_.captured.size()), call);
+    EmitLoopBack(Values(call.args), pending_.captured, call);
     return -1;
   }
   int32_t closure = Value(callee);

@@ -91,19 +91,25 @@ bool IsPure(const Expr& root) {
   return true;
 }
 
-Module RewriteFunctions(const Module& module, const FunctionRewrite& rewrite) {
+Module RewriteGlobals(const Module& module,
+                      const std::function<Function(const GlobalFunction&)>& rewrite) {
   Module result;
   result.set_source(module.source_name(),
                     std::make_shared<const std::string>(module.source_text()));
   for (const TypeDefinition& definition : module.type_definitions())
     result.AddTypeDefinition(definition);
   for (const GlobalFunction& global : module.functions()) {
-    Function rewritten = rewrite(global.function);
+    Function rewritten = rewrite(global);
     if (rewritten.get() != global.function.get())
       rewritten->set_checked_type(global.function->checked_type());
     result.AddFunction(global.name, rewritten);
   }
   return result;
+}
+
+Module RewriteFunctions(const Module& module, const FunctionRewrite& rewrite) {
+  return RewriteGlobals(module,
+                        [&](const GlobalFunction& global) { return rewrite(global.function); });
 }
 
 }  // namespace relay::passes

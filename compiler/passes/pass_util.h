@@ -48,5 +48,8 @@ using FunctionRewrite = std::function<ir::Function(const ir::Function&)>;
 // `module` with `rewrite` applied to each global function; types, names and
 // the source are kept.
 ir::Module RewriteFunctions(const ir::Module& module, const FunctionRewrite& rewrite);
+// The same, for a rewrite that needs each global's name.
+ir::Module RewriteGlobals(const ir::Module& module,
+                          const std::function<ir::Function(const ir::GlobalFunction&)>& rewrite);
 
 }  // namespace relay::passes

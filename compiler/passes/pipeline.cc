@@ -6,6 +6,7 @@
 #include "compiler/passes/dead_code.h"
 #include "compiler/passes/eta_expansion.h"
 #include "compiler/passes/fuse_operators.h"
+#include "compiler/passes/lambda_lifting.h"
 #include "compiler/passes/pass_util.h"
 
 namespace relay::passes {
@@ -35,6 +36,10 @@ OptimizedProgram OptimizeForVm(const ir::Module& program, const ir::Module* prel
       return Optimize(function, *prelude, nullptr);
     });
   }
+  // Last: lifting leaves recursive literals' self-references as operands
+  // that are not atomic.
+  optimized.program = LiftLambdas(optimized.program);
+  if (optimized.prelude) optimized.prelude = LiftLambdas(*optimized.prelude);
   return optimized;
 }
 

@@ -7,9 +7,10 @@
 //   common_subexpression  a pure value computed twice in a scope, once
 //   dead_code           pure bindings nobody reads, dropped
 //   fuse_operators      operator chains -> primitive functions (one kernel each)
+//   lambda_lifting      function literals -> globals taking their captured values
 //
-// The code generator then lifts functions, compiles matches to decision
-// trees and marks tail calls as it emits bytecode.
+// The code generator then emits matches from their decision trees
+// (decision_tree.h) and calls in tail position as tail calls or loops.
 #pragma once
 
 #include <optional>
