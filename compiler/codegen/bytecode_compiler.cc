@@ -16,6 +16,7 @@
 #include "compiler/passes/lambda_lifting.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/pipeline.h"
+#include "compiler/passes/tail_calls.h"
 #include "kernels/operator.h"
 #include "relay/error.h"
 #include "vm/bytecode/tensor_layout.h"
@@ -116,7 +117,8 @@ class FunctionCompiler {
   // The register holding `expr`'s value; with `tail`, may instead emit the
   // function's exit itself and return -1.
   int32_t CompileExpr(const Expr& root, bool tail);
-  int32_t CompileCall(const CallNode& call, bool tail);
+  int32_t CompileCall(const CallNode& call);
+  std::unordered_set<const CallNode*> tail_calls_;  // passes::MarkTailCalls
   int32_t CompileMatch(const MatchNode& match, bool tail);
   // The fallback for a match whose decision tree would be too large.
   int32_t CompileMatchByClauses(const MatchNode& match, int32_t data, bool tail);
@@ -308,6 +310,7 @@ void FunctionCompiler::Compile() {
     MarkWorthKilling(next, param->checked_type());
     variables_[param.get()] = next++;
   }
+  tail_calls_ = passes::MarkTailCalls(function);
   loop_head_ = out_.code.size();
   Tail(function.body);
   if (!prologue_.empty()) {
@@ -410,7 +413,7 @@ int32_t FunctionCompiler::CompileExpr(const Expr& root, bool tail) {
       return result;
     }
     case NodeKind::kCall:
-      return CompileCall(*As<CallNode>(expr), tail);
+      return CompileCall(*As<CallNode>(expr));
     case NodeKind::kFunction:
       RELAY_UNREACHABLE("a function literal after lambda lifting");
     case NodeKind::kIf:
@@ -448,7 +451,8 @@ int32_t FunctionCompiler::CompileExpr(const Expr& root, bool tail) {
   }
 }
 
-int32_t FunctionCompiler::CompileCall(const CallNode& call, bool tail) {
+int32_t FunctionCompiler::CompileCall(const CallNode& call) {
+  const bool tail = tail_calls_.count(&call) != 0;
   const Expr& callee = call.callee;
   if (const auto* op = As<OpNode>(callee)) return CompileOperatorCall(call, *op);
   if (const auto* function = As<FunctionNode>(callee); function && passes::IsPrimitive(*function))

@@ -10,7 +10,7 @@
 //   lambda_lifting      function literals -> globals taking their captured values
 //
 // The code generator then emits matches from their decision trees
-// (decision_tree.h) and calls in tail position as tail calls or loops.
+// (decision_tree.h) and the calls tail_calls.h marks as tail calls or loops.
 #pragma once
 
 #include <optional>

@@ -4,6 +4,7 @@
 // by tests/vm (program_test, random_program_test).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -18,6 +19,7 @@
 #include "compiler/passes/lambda_lifting.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/pipeline.h"
+#include "compiler/passes/tail_calls.h"
 #include "kernels/operator.h"
 
 namespace relay {
@@ -352,6 +354,37 @@ def @f(%xs: List[int32]) -> (List[Option[int32]], List[int32]) {
     }
   });
   EXPECT_EQ(literals, 2);
+}
+
+// ---- tail calls -------------------------------------------------------------------
+
+TEST(TailCallsTest, CallsWhoseValueIsTheResultAreMarked) {
+  Function f = Global(Check(R"(
+def @g(%x: int32) -> int32 { %x }
+def @f(%x: int32, %o: Option[int32]) -> int32 {
+  let %y = @g(%x);
+  if (equal(%y, 0)) {
+    match (%o) {
+      Some(%v) => @g(%v),
+      None => add(@g(1), 1),
+    }
+  } else {
+    @f(subtract(%x, 1), %o)
+  }
+}
+)"),
+                      "f");
+  const auto marked = passes::MarkTailCalls(*f);
+  // @g(%v) and @f(...) are; @g(%x) (a let's value), @g(1) (an operand)
+  // and the operator calls are not.
+  std::vector<std::string> names;
+  for (const CallNode* call : marked) {
+    const auto* global = As<GlobalVarNode>(call->callee);
+    ASSERT_NE(global, nullptr);
+    names.push_back(global->name);
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"f", "g"}));
 }
 
 // ---- lambda lifting ---------------------------------------------------------------
