@@ -1,10 +1,14 @@
-// relay-vm compile IN.relay -o OUT.rbc: type-checks and compiles a program
-// and saves its verified bytecode as an executable file
+// relay-vm compile IN.relay -o OUT.rbc [--params P.npz]: type-checks and
+// compiles a program and saves its verified bytecode as an executable file
 // (vm/bytecode/executable_file.h), which `relay-vm run` and `disasm` read.
+// --params bakes the arrays of P.npz into the executable as constants in
+// place of @main's parameters of the same names (the rest stay inputs).
 #include <ostream>
 #include <string>
 
+#include "relay/devices.h"
 #include "relay/error.h"
+#include "relay/npy.h"
 #include "tools/command_line.h"
 #include "tools/program.h"
 #include "tools/subcommands.h"
@@ -24,17 +28,15 @@ int RunCompileCommand(std::span<const std::string_view> arguments, std::ostream&
                       std::ostream& err) {
   std::string input;
   std::string output;
+  std::string params;
   for (size_t index = 0; index < arguments.size(); ++index) {
     std::string_view argument = arguments[index];
     if (argument == "-o" || argument == "--output") {
       if (index + 1 >= arguments.size()) UsageError(std::string(argument) + " needs a file name");
       output = std::string(arguments[++index]);
     } else if (argument == "--params") {
-      // Weights stay outside the executable so that one .rbc serves any
-      // set of them.
-      UsageError(
-          "--params is not accepted here: parameters are bound at run time, with "
-          "'relay-vm run OUT.rbc --params P.npz'");
+      if (index + 1 >= arguments.size()) UsageError("--params needs a .npz file");
+      params = std::string(arguments[++index]);
     } else if (argument.starts_with("-") && argument != "-") {
       UsageError("unknown option '" + std::string(argument) + "'");
     } else if (input.empty()) {
@@ -49,7 +51,14 @@ int RunCompileCommand(std::span<const std::string_view> arguments, std::ostream&
   }
   if (!output.ends_with(".rbc"))
     UsageError("the output file must end in .rbc, got '" + output + "'");
-  std::optional<Program> program = LoadProgram(input, err);
+  if (input.ends_with(".rbc")) UsageError("expected a .relay file to compile, got '" + input + "'");
+  BoundParams bound;
+  if (!params.empty()) {
+    for (NamedTensor& array : ReadNpz(params, HostDevice()))
+      bound.values[array.name] = std::move(array.tensor);
+    bound.origin = params;
+  }
+  std::optional<Program> program = CompileProgram(input, bound, err);
   if (!program) return kExitFailure;
   // What is saved must load: verify before writing anything.
   vm::Verify(*program->executable);

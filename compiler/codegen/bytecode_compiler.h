@@ -1,17 +1,20 @@
 // The bytecode compiler: typed Relay IR to a VM executable (DESIGN.md
 // section 2).
 //
-// Every function of the module, and every prelude function and type it may
-// use, becomes a bytecode function. Nested functions are lambda-lifted:
-// their free variables become captured values of a closure (a let-bound
-// function that calls itself reaches itself through `load_self`).
-// Constructors and globals used as values become closures. Operator calls
-// become kernel invocations. `match` compiles clause by clause to tag tests
-// and field loads, ending in `fatal` with the match's source location when
-// no clause applies. Calls in tail position become tail calls, so tail
-// recursion runs in constant space.
+// It runs the IR passes (compiler/passes/pipeline.h: eta-expansion, A-normal
+// form, constant folding, CSE, dead code, fusion, lambda lifting), then
+// emits every global of the program and of the prelude it may use: lifted
+// closure bodies take their captured values first; a call of one with just
+// those values is alloc_closure (load_self for the running closure itself);
+// a fused primitive function is one kernel, its static-shaped result in the
+// function's planned storage block (memory_plan.h) or, with `?` dimensions,
+// allocated after its shape function; a match is emitted from its decision
+// tree, ending in `fatal` with the match's location where no clause applies;
+// calls that passes::MarkTailCalls marks are tail calls, or loops when they
+// call the function itself. Then per function: jump threading, memory
+// planning and liveness (kills, exchanges).
 //
-// Compilation recurses over nested expressions (bounded by the parser's
+// Emission recurses over nested expressions (bounded by the parser's
 // nesting limit) but not along let chains, which may be arbitrarily long.
 #pragma once
 

@@ -83,26 +83,6 @@ class FreeVariableCollector {
   std::vector<const VarNode*> order_;
 };
 
-// Replaces variables by expressions throughout a body.
-class Substituter : public ExprMutator {
- public:
-  explicit Substituter(std::unordered_map<const VarNode*, Expr> replacements)
-      : replacements_(std::move(replacements)) {}
-
- protected:
-  Expr Rewrite(const Expr& original, const Expr& rebuilt) override {
-    if (const auto* var = As<VarNode>(original)) {
-      auto found = replacements_.find(var);
-      if (found != replacements_.end()) return found->second;
-    }
-    if (rebuilt.get() != original.get()) rebuilt->set_checked_type(original->checked_type());
-    return rebuilt;
-  }
-
- private:
-  std::unordered_map<const VarNode*, Expr> replacements_;
-};
-
 Expr TypedCall(const Expr& callee, std::vector<Expr> args, const Type& type, const Span& span) {
   Expr call = Make<CallNode>(callee, std::move(args), kernels::Attrs{}, std::vector<Type>{}, span);
   call->set_checked_type(type);
@@ -199,7 +179,7 @@ class Lifter {
           TypedCall(global, captured_params, literal.checked_type(), literal.span());
     }
     params.insert(params.end(), literal.params.begin(), literal.params.end());
-    Expr body = replacements.empty() ? inner->body : Substituter(replacements).Mutate(inner->body);
+    Expr body = replacements.empty() ? inner->body : Substitute(inner->body, replacements);
     std::vector<Type> param_types;
     for (const Var& param : params) param_types.push_back(param->checked_type());
     const auto* literal_type = As<FuncTypeNode>(literal.checked_type());

@@ -32,6 +32,34 @@ Expr TypedLet(const Var& var, const Expr& value, const Expr& body) {
   return let;
 }
 
+namespace {
+
+class Substituter : public ExprMutator {
+ public:
+  explicit Substituter(const std::unordered_map<const VarNode*, Expr>& replacements)
+      : replacements_(replacements) {}
+
+ protected:
+  Expr Rewrite(const Expr& original, const Expr& rebuilt) override {
+    if (const auto* var = As<VarNode>(original)) {
+      auto found = replacements_.find(var);
+      if (found != replacements_.end()) return found->second;
+    }
+    if (rebuilt.get() != original.get()) rebuilt->set_checked_type(original->checked_type());
+    return rebuilt;
+  }
+
+ private:
+  const std::unordered_map<const VarNode*, Expr>& replacements_;
+};
+
+}  // namespace
+
+Expr Substitute(const Expr& expr, const std::unordered_map<const VarNode*, Expr>& replacements) {
+  if (replacements.empty()) return expr;
+  return Substituter(replacements).Mutate(expr);
+}
+
 bool IsAtomic(const Expr& expr) {
   switch (expr->kind()) {
     case NodeKind::kVar:

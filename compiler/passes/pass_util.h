@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "compiler/ir/expr.h"
@@ -27,6 +28,10 @@ ir::Var FreshVar(const std::string& name_hint, const ir::Expr& value);
 
 // `let var = value; body`, typed like `body`, located at `value`.
 ir::Expr TypedLet(const ir::Var& var, const ir::Expr& value, const ir::Expr& body);
+
+// `expr` with the variables of `replacements` replaced (types kept).
+ir::Expr Substitute(const ir::Expr& expr,
+                    const std::unordered_map<const ir::VarNode*, ir::Expr>& replacements);
 
 // Variables, globals, constants, operators and constructors: what A-normal
 // form allows as an operand.

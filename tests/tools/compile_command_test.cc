@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include "relay/devices.h"
+#include "relay/npy.h"
 #include "tests/tools/relay_vm_command.h"
 
 namespace relay {
@@ -51,6 +53,47 @@ TEST(CompileCommandTest, TheCompiledMlpRunsAsItsSourceDoes) {
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_TRUE(Contains(missing.output, "missing input 'input' of type Tensor[(?, 64), float32]"))
       << missing.output;
+}
+
+TEST(CompileCommandTest, ParamsAreBakedIntoTheExecutable) {
+  ScratchDirectory scratch;
+  const std::string rbc = scratch / "mlp.rbc";
+  CommandResult compiled = RunRelayVm("compile " + kMlp + " -o " + rbc + " --params " +
+                                      (kRoot / "examples" / "mlp_params.npz").string());
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.output;
+  // Only the input is left to give.
+  CommandResult listing = RunRelayVm("disasm " + rbc);
+  EXPECT_TRUE(Contains(listing.output, "function 0 @main (params 1,")) << listing.output;
+  CommandResult from_source = RunRelayVm("run " + kMlp + kMlpArguments);
+  CommandResult baked = RunRelayVm(
+      "run " + rbc + " --input input=" + (kRoot / "examples" / "mlp_input.npy").string());
+  ASSERT_EQ(baked.exit_code, 0) << baked.output;
+  EXPECT_EQ(baked.output, from_source.output);
+}
+
+TEST(CompileCommandTest, BakedParamsMustFitTheirParameters) {
+  ScratchDirectory scratch;
+  const std::string source = scratch / "add.relay";
+  std::ofstream(source) << "#[version = \"0.0.5\"]\n"
+                           "def @main(%w: Tensor[(2), float32], %x: Tensor[(2), float32]) {\n"
+                           "  add(%w, %x)\n}\n";
+  auto write_w = [&](const std::string& name, Shape shape, DType dtype) {
+    Ref<Tensor> w = Tensor::Empty(HostDevice(), shape, dtype);
+    std::fill_n(static_cast<char*>(w->host_data()), w->byte_size(), 0);
+    WriteNpz(scratch / name, {NamedTensor{"w", w}});
+    return scratch / name;
+  };
+  CommandResult wrong_dtype = RunRelayVm("compile " + source + " -o " + scratch / "a.rbc" +
+                                         " --params " + write_w("int.npz", {2}, DType::kInt32));
+  EXPECT_EQ(wrong_dtype.exit_code, 2);
+  EXPECT_TRUE(
+      Contains(wrong_dtype.output, "'w' is int32 (2,), but parameter %w is Tensor[(2,), float32]"))
+      << wrong_dtype.output;
+  CommandResult wrong_shape = RunRelayVm("compile " + source + " -o " + scratch / "a.rbc" +
+                                         " --params " + write_w("long.npz", {3}, DType::kFloat32));
+  EXPECT_EQ(wrong_shape.exit_code, 2);
+  EXPECT_TRUE(Contains(wrong_shape.output, "'w' is float32 (3,)")) << wrong_shape.output;
+  EXPECT_FALSE(fs::exists(scratch / "a.rbc"));
 }
 
 TEST(CompileCommandTest, DisassemblyOfTheRbcMatchesTheSource) {
@@ -98,10 +141,7 @@ TEST(CompileCommandTest, BadCommandLines) {
   EXPECT_EQ(RunRelayVm("compile " + kMlp + " -o " + scratch / "mlp.txt").exit_code, 2);
   EXPECT_EQ(RunRelayVm("compile " + kMlp + " -o " + scratch / "a.rbc" + " --frobnicate").exit_code,
             2);
-  CommandResult params =
-      RunRelayVm("compile " + kMlp + " -o " + scratch / "a.rbc" + " --params p.npz");
-  EXPECT_EQ(params.exit_code, 2);
-  EXPECT_TRUE(Contains(params.output, "relay-vm run OUT.rbc --params")) << params.output;
+  EXPECT_EQ(RunRelayVm("compile " + kMlp + " -o " + scratch / "a.rbc" + " --params").exit_code, 2);
   EXPECT_EQ(RunRelayVm("compile /no/such/file.relay -o " + scratch / "a.rbc").exit_code, 1);
 }
 
