@@ -130,7 +130,25 @@ class Generator {
     return name + "(" + std::to_string(Pick(5)) + ", " + Expr(Type::kInt, depth - 1) + ")";
   }
 
+  // A let-bound loop `%fN(a, b, k)`: a closure that calls itself in tail
+  // position with its first two parameters crossed (a parallel move when it
+  // compiles to a loop), and may capture the variables around it.
+  std::string LocalLoop(int depth) {
+    std::string name = Fresh("f"), a = Fresh("a"), b = Fresh("b"), k = Fresh("k");
+    scope_.push_back({a, Type::kInt});
+    scope_.push_back({b, Type::kInt});
+    std::string step = Expr(Type::kInt, 2);
+    scope_.pop_back();
+    scope_.pop_back();
+    return "(let " + name + " = fn (" + a + ": int32, " + b + ": int32, " + k +
+           ": int32) -> int32 {\n    if (less_equal(" + k + ", 0)) { subtract(" + a + ", " + b +
+           ") } else { " + name + "(" + b + ", " + step + ", subtract(" + k + ", 1)) }\n  };\n  " +
+           name + "(" + Expr(Type::kInt, depth - 1) + ", " + Literal() + ", " +
+           std::to_string(Pick(5)) + "))";
+  }
+
   std::string Int(int depth) {
+    if (Chance(4)) return LocalLoop(depth);
     switch (Pick(12)) {
       case 0:
         return "add(" + Expr(Type::kInt, depth - 1) + ", " + Expr(Type::kInt, depth - 1) + ")";

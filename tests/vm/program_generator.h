@@ -6,7 +6,8 @@
 // types: int32 and bool scalars, float32 tensors of shape (2, 3), lists and
 // options of int32, tuples, closures (only called, never returned), and
 // references. Every program terminates: the only recursion is in generated
-// loops whose counter decreases from a small constant. Integer arithmetic
+// loops (globals, and let-bound closures whose tail calls cross their
+// arguments) whose counter decreases from a small constant. Integer arithmetic
 // may wrap; both implementations run the same kernels, so results are
 // deterministic.
 #pragma once
