@@ -257,8 +257,8 @@ class ModuleCompiler {
     return static_cast<int32_t>(position->second);
   }
 
-  // A constant of the bytecode's own (a layout, a size), shared with any
-  // equal one already in the table.
+  // A small constant (a literal, a layout, a size), shared with any equal
+  // one already in the table.
   int32_t MetadataConstant(const Ref<Tensor>& value) {
     std::string key(DTypeName(value->dtype()));
     for (int64_t dim : value->shape()) key += "," + std::to_string(dim);
@@ -497,7 +497,9 @@ int32_t FunctionCompiler::CompileCall(const CallNode& call) {
 }
 
 int32_t FunctionCompiler::ConstantRegister(const Ref<Tensor>& value, const Node& origin) {
-  const int32_t index = module_.Constant(value);
+  // Small constants are shared by content: two literals `1` are one.
+  const int32_t index =
+      value->byte_size() <= 64 ? module_.MetadataConstant(value) : module_.Constant(value);
   auto [position, inserted] = constant_registers_.try_emplace(index, 0);
   if (inserted) {
     position->second = NewRegister();

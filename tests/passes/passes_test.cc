@@ -171,6 +171,11 @@ TEST(PassesTest, DeepExpressionsDoNotRecurse) {
   result = passes::EliminateCommonSubexpressions(result);
   result = passes::EliminateDeadCode(result);
   EXPECT_EQ(CountCalls(result->body, "negative"), 200000);
+  // And the whole pipeline (eta-expansion, fusion, lambda lifting too).
+  Module deep_module;
+  deep_module.AddFunction(Make<GlobalVarNode>("f"), deep);
+  Module optimized = passes::OptimizeForVm(deep_module, nullptr).program;
+  EXPECT_EQ(CountCalls(optimized.FindFunction("f")->function->body, "negative"), 200000);
 }
 
 // ---- dead code -------------------------------------------------------------------
