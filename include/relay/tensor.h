@@ -47,11 +47,13 @@ class Tensor final : public Object {
   // Host address of the first element. Throws kUsage if the tensor is not on
   // a host-accessible device.
   void* host_data() const {
-    // Inline: the VM's scalar arithmetic reads and writes 0-d tensors at
-    // every step.
-    if (storage_->device_id().kind != DeviceKind::kCPU) ThrowNotOnHost();
-    return static_cast<char*>(storage_->handle()) + byte_offset_;
+    // Inline and cached: the VM's scalar arithmetic reads and writes 0-d
+    // tensors at every step.
+    if (!on_host_) ThrowNotOnHost();
+    return host_data_;
   }
+  // Whether host_data() may be called.
+  bool on_host() const { return on_host_; }
   // Typed host access; throws kUsage if T does not store this dtype.
   template <typename T>
   T* data() const {
@@ -68,6 +70,10 @@ class Tensor final : public Object {
 
   Ref<Storage> storage_;
   size_t byte_offset_;
+  // The first element's host address (storage handles never change), and
+  // whether the storage is host memory at all.
+  void* host_data_ = nullptr;
+  bool on_host_ = false;
   Shape shape_;
   DType dtype_;
   int64_t element_count_;

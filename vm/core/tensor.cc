@@ -37,7 +37,10 @@ Tensor::Tensor(Ref<Storage> storage, size_t byte_offset, Shape shape, DType dtyp
       byte_offset_(byte_offset),
       shape_(std::move(shape)),
       dtype_(dtype),
-      element_count_(count) {}
+      element_count_(count) {
+  on_host_ = storage_->device_id().kind == DeviceKind::kCPU;
+  if (on_host_) host_data_ = static_cast<char*>(storage_->handle()) + byte_offset_;
+}
 
 Ref<Tensor> Tensor::Empty(Device& device, Shape shape, DType dtype) {
   int64_t count = CheckedElementCount(shape, DTypeSize(dtype));

@@ -80,7 +80,8 @@ bool Compare(ScalarOperator op, T a, T b) {
 // The dtypes were checked by the caller (ScalarResultDType): the data is
 // read and written untyped.
 template <typename T>
-void Compute(ScalarOperator op, std::span<const Tensor* const> inputs, Tensor& out) {
+[[gnu::always_inline]] inline void Compute(ScalarOperator op, std::span<const Tensor* const> inputs,
+                                           Tensor& out) {
   const T a = *static_cast<const T*>(inputs[0]->host_data());
   void* result = out.host_data();
   if (op == ScalarOperator::kNegative) {
@@ -162,8 +163,7 @@ namespace {
   if (op == ScalarOperator::kNone || inputs.size() != (IsUnary(op) ? 1u : 2u)) return std::nullopt;
   const DType dtype = inputs[0]->dtype();
   for (const Tensor* input : inputs) {
-    if (!input->shape().empty() || input->dtype() != dtype ||
-        input->device_id().kind != DeviceKind::kCPU) {
+    if (!input->shape().empty() || input->dtype() != dtype || !input->on_host()) {
       return std::nullopt;
     }
   }
@@ -224,7 +224,7 @@ bool RunScalarOperatorInto(ScalarOperator op, std::span<const Tensor* const> inp
     // The register's reference, and the pool's if it came from there.
     const uint32_t owners = 1 + (pool.Holds(&tensor) ? 1 : 0);
     if (tensor.use_count() == owners && tensor.dtype() == *dtype && tensor.shape().empty() &&
-        tensor.storage()->use_count() == 1 && tensor.device_id().kind == DeviceKind::kCPU) {
+        tensor.on_host() && tensor.storage()->use_count() == 1) {
       ComputeInto(op, inputs, tensor);
       return true;
     }
