@@ -37,7 +37,7 @@ class Normalizer {
   struct Scope {
     int parent;
     int depth;
-    std::vector<std::pair<Var, Expr>> bindings;  // in evaluation order
+    Bindings bindings;  // in evaluation order
   };
 
   NodeInfo& Info(const Expr& expr) {
@@ -220,10 +220,7 @@ class Normalizer {
 
   // The scope's bindings around `result`, innermost built first.
   Expr Wrap(int scope, Expr result) {
-    const auto& bindings = scopes_[size_t(scope)].bindings;
-    for (auto binding = bindings.rbegin(); binding != bindings.rend(); ++binding)
-      result = TypedLet(binding->first, binding->second, result);
-    return result;
+    return WrapInLets(scopes_[size_t(scope)].bindings, std::move(result));
   }
 
   std::unordered_map<const ExprNode*, NodeInfo> info_;

@@ -18,7 +18,7 @@ using namespace relay::ir;
 class SubexpressionEliminator {
  public:
   Expr Rewrite(const Expr& root) {
-    std::vector<std::pair<Var, Expr>> kept;
+    Bindings kept;
     Expr expr = root;
     bool changed = false;
     while (const auto* let = As<LetNode>(expr)) {
@@ -40,9 +40,7 @@ class SubexpressionEliminator {
     }
     Expr body = RewriteOne(expr);
     if (!changed && body.get() == expr.get()) return root;
-    for (auto binding = kept.rbegin(); binding != kept.rend(); ++binding)
-      body = TypedLet(binding->first, binding->second, body);
-    return body;
+    return WrapInLets(kept, std::move(body));
   }
 
  private:

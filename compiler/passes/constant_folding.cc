@@ -37,7 +37,7 @@ bool SmallStaticTensor(const Type& type) {
 class ConstantFolder {
  public:
   Expr Rewrite(const Expr& root) {
-    std::vector<std::pair<Var, Expr>> kept;
+    Bindings kept;
     Expr expr = root;
     bool changed = false;
     while (const auto* let = As<LetNode>(expr)) {
@@ -54,9 +54,7 @@ class ConstantFolder {
     }
     Expr body = RewriteOne(expr);
     if (!changed && body.get() == expr.get()) return root;
-    for (auto binding = kept.rbegin(); binding != kept.rend(); ++binding)
-      body = TypedLet(binding->first, binding->second, body);
-    return body;
+    return WrapInLets(kept, std::move(body));
   }
 
  private:

@@ -109,7 +109,7 @@ class Lifter {
 
  private:
   Expr Rewrite(const Expr& root, const std::string& name) {
-    std::vector<std::pair<Var, Expr>> bindings;
+    Bindings bindings;
     Expr expr = root;
     bool changed = false;
     while (const auto* let = As<LetNode>(expr)) {
@@ -125,9 +125,7 @@ class Lifter {
     }
     Expr body = RewriteOne(expr, name);
     if (!changed && body.get() == expr.get()) return root;
-    for (auto binding = bindings.rbegin(); binding != bindings.rend(); ++binding)
-      body = TypedLet(binding->first, binding->second, body);
-    return body;
+    return WrapInLets(bindings, std::move(body));
   }
 
   // A primitive function (a fused kernel) called where it stands stays;

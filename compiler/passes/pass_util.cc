@@ -32,6 +32,13 @@ Expr TypedLet(const Var& var, const Expr& value, const Expr& body) {
   return let;
 }
 
+Expr WrapInLets(const Bindings& bindings, Expr body) {
+  // Innermost first: a long chain is built in a loop.
+  for (auto binding = bindings.rbegin(); binding != bindings.rend(); ++binding)
+    body = TypedLet(binding->first, binding->second, body);
+  return body;
+}
+
 namespace {
 
 class Substituter : public ExprMutator {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "compiler/ir/expr.h"
@@ -32,6 +33,11 @@ ir::Expr TypedLet(const ir::Var& var, const ir::Expr& value, const ir::Expr& bod
 // `expr` with the variables of `replacements` replaced (types kept).
 ir::Expr Substitute(const ir::Expr& expr,
                     const std::unordered_map<const ir::VarNode*, ir::Expr>& replacements);
+
+// Let bindings, in evaluation order, around a body.
+using Bindings = std::vector<std::pair<ir::Var, ir::Expr>>;
+// `let b0 = ...; let b1 = ...; ... body`, typed like `body`.
+ir::Expr WrapInLets(const Bindings& bindings, ir::Expr body);
 
 // Variables, globals, constants, operators and constructors: what A-normal
 // form allows as an operand.
