@@ -32,7 +32,9 @@ int RunFmtCommand(std::span<const std::string_view> arguments, std::ostream& out
     return kExitFailure;
   }
   if (optimized) {
-    out << parser::PrintModule(passes::OptimizeForVm(module, nullptr).program);
+    parser::PrintOptions options;
+    options.tensor_constants_as_meta = true;  // folded constants
+    out << parser::PrintModule(passes::OptimizeForVm(module, nullptr).program, options);
     return kExitSuccess;
   }
   out << parser::PrintModule(module);

@@ -90,8 +90,9 @@ std::string ScalarLiteral(const ConstantNode* constant) {
 
 class FunctionPrinter {
  public:
-  explicit FunctionPrinter(std::unordered_set<std::string> reserved_names)
-      : reserved_names_(std::move(reserved_names)) {}
+  explicit FunctionPrinter(std::unordered_set<std::string> reserved_names,
+                           int* meta_constants = nullptr)
+      : reserved_names_(std::move(reserved_names)), meta_constants_(meta_constants) {}
 
   // Prints `function` as `def @name...` (or, with an empty name, as the body
   // of an expression file).
@@ -420,9 +421,15 @@ class FunctionPrinter {
       case NodeKind::kGlobalVar:
         out += "@" + static_cast<const GlobalVarNode*>(expr)->name;
         return;
-      case NodeKind::kConstant:
-        out += ScalarLiteral(static_cast<const ConstantNode*>(expr));
+      case NodeKind::kConstant: {
+        const auto* constant = static_cast<const ConstantNode*>(expr);
+        if (meta_constants_ != nullptr && !constant->value->shape().empty()) {
+          out += "meta[relay.Constant][" + std::to_string((*meta_constants_)++) + "]";
+        } else {
+          out += ScalarLiteral(constant);
+        }
         return;
+      }
       case NodeKind::kOp:
         out += static_cast<const OpNode*>(expr)->name();
         return;
@@ -596,6 +603,7 @@ class FunctionPrinter {
   };
 
   std::unordered_set<std::string> reserved_names_;
+  int* meta_constants_;  // counts meta[...] references when tensors print as them
   std::vector<ScopeInfo> scopes_;
   std::unordered_map<const ExprNode*, std::vector<Use>> uses_;
   std::unordered_map<const ExprNode*, size_t> post_order_index_;
@@ -635,15 +643,17 @@ std::string TypeDefinitionText(const TypeDefinition& definition) {
 
 }  // namespace
 
-std::string PrintModule(const Module& module) {
+std::string PrintModule(const Module& module, const PrintOptions& options) {
   std::string out = "#[version = \"0.0.5\"]\n";
   for (const TypeDefinition& definition : module.type_definitions()) {
     out += "\n" + TypeDefinitionText(definition);
   }
+  int meta_constants = 0;
   for (const GlobalFunction& global : module.functions()) {
     // Parameters' names are kept; the function's own names never clash with
     // graph variables because those are all digits.
-    out += "\n" + FunctionPrinter({}).PrintDefinition(global.name->name, global.function);
+    out += "\n" + FunctionPrinter({}, options.tensor_constants_as_meta ? &meta_constants : nullptr)
+                      .PrintDefinition(global.name->name, global.function);
   }
   return out;
 }

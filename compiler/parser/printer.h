@@ -16,9 +16,17 @@
 
 namespace relay::parser {
 
+struct PrintOptions {
+  // Tensor constants of rank > 0 (which Relay text cannot spell) print as
+  // TVM's `meta[relay.Constant][N]`, numbered in print order, instead of
+  // being an error: for looking at compiled programs, not for parsing back.
+  bool tensor_constants_as_meta = false;
+};
+
 // Throws relay::Error (kUsage) for what Relay text cannot express: tensor
-// constants of rank > 0 and non-finite scalar constants.
-std::string PrintModule(const ir::Module& module);
+// constants of rank > 0 (unless `options` says otherwise) and non-finite
+// scalar constants.
+std::string PrintModule(const ir::Module& module, const PrintOptions& options = {});
 
 // One expression, as the body of a file that is a single expression (free
 // variables are declared with free_var).

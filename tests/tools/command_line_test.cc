@@ -112,6 +112,25 @@ TEST(FmtCommandTest, PrintsCanonicalTextThatIsAFixedPoint) {
   EXPECT_EQ(second.output, first.output);
 }
 
+TEST(FmtCommandTest, OptimizedShowsWhatThePassesDid) {
+  std::string path =
+      WriteTempFile("fmt_optimized.relay",
+                    "#[version = \"0.0.5\"]\n"
+                    "def @main(%x: Tensor[(2), float32], %k: float32) {\n"
+                    "  let %scale = fn (%v: Tensor[(2), float32]) { multiply(%v, %k) };\n"
+                    "  %scale(nn.relu(add(%x, ones(shape=[2], dtype=\"float32\"))))\n"
+                    "}\n");
+  CommandResult result = RunRelayVm("fmt --optimized " + path);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  // ones(...) folded to a constant, add and relu fused into one kernel,
+  // the literal lifted to a global capturing %k.
+  EXPECT_TRUE(Contains(result.output, "meta[relay.Constant][0]")) << result.output;
+  EXPECT_TRUE(Contains(result.output, "Primitive=1")) << result.output;
+  EXPECT_TRUE(Contains(result.output, "def @main.lambda1(%k: float32, %v")) << result.output;
+  EXPECT_TRUE(Contains(result.output, "Closure=1")) << result.output;
+  EXPECT_FALSE(Contains(result.output, "ones(")) << result.output;
+}
+
 TEST(FmtCommandTest, SyntaxErrorsFail) {
   std::string path = WriteTempFile("fmt_bad.relay", "#[version = \"0.0.5\"]\ndef @main( { 1 }\n");
   CommandResult result = RunRelayVm("fmt " + path);

@@ -205,6 +205,12 @@ void VirtualMachine::CallClosure(Value callee, std::span<const int32_t> argument
   }
 }
 
+void VirtualMachine::FailInKernel(const Error& error) const {
+  // Shapes only known at run time reach the kernels (and the allocators):
+  // their complaint, located in the program.
+  Fail(error.kind() == ErrorKind::kUsage ? ErrorKind::kRuntime : error.kind(), error.message());
+}
+
 bool VirtualMachine::RunScalarKernel(int32_t kernel, std::span<const int32_t> input_registers,
                                      Value* registers, int32_t result_register) {
   CallSite& site = call_sites_[kernel];
@@ -250,9 +256,7 @@ Value VirtualMachine::CallKernel(int32_t kernel, std::span<const int32_t> input_
   try {
     return InvokeKernel(kernel, tensors);
   } catch (const Error& error) {
-    // Shapes only known at run time reach the kernels here: the kernel's
-    // complaint, located in the program.
-    Fail(error.kind() == ErrorKind::kUsage ? ErrorKind::kRuntime : error.kind(), error.message());
+    FailInKernel(error);
   }
 }
 
@@ -263,7 +267,7 @@ Value VirtualMachine::KernelResultShape(int32_t kernel, std::span<const int32_t>
   try {
     return ShapeToTensor(PrepareKernel(kernel, tensors).kernels.at(0).output_shape);
   } catch (const Error& error) {
-    Fail(error.kind() == ErrorKind::kUsage ? ErrorKind::kRuntime : error.kind(), error.message());
+    FailInKernel(error);
   }
 }
 
@@ -281,7 +285,7 @@ void VirtualMachine::CallKernelInto(int32_t kernel, std::span<const int32_t> reg
   try {
     prepared = &PrepareKernel(kernel, tensors).kernels.at(0);
   } catch (const Error& error) {
-    Fail(error.kind() == ErrorKind::kUsage ? ErrorKind::kRuntime : error.kind(), error.message());
+    FailInKernel(error);
   }
   if (output->shape() != prepared->output_shape || output->dtype() != prepared->output_dtype) {
     Fail(ErrorKind::kRuntime, "operator " + call.op +
@@ -304,7 +308,7 @@ Value VirtualMachine::AllocateStorage(const Tensor& size_constant) {
   try {
     return Storage::Allocate(HostDevice(), DecodeByteSize(size_constant));
   } catch (const Error& error) {
-    Fail(error.kind(), error.message());  // out of memory, at the instruction
+    FailInKernel(error);  // out of memory, at the instruction
   }
 }
 
@@ -318,7 +322,7 @@ Value VirtualMachine::AllocateTensor(const Value& storage, const Tensor& layout_
         Ref<Storage>(const_cast<Storage*>(static_cast<const Storage*>(storage.get()))),
         layout.byte_offset, layout.shape, layout.dtype);
   } catch (const Error& error) {
-    Fail(ErrorKind::kRuntime, error.message());
+    FailInKernel(error);  // the layout does not fit the storage
   }
 }
 
@@ -330,7 +334,7 @@ Value VirtualMachine::AllocateTensorOfShape(const Value& shape, int32_t dtype) {
   try {
     return Tensor::Empty(HostDevice(), ShapeFromTensor(*shape_tensor), static_cast<DType>(dtype));
   } catch (const Error& error) {
-    Fail(error.kind() == ErrorKind::kUsage ? ErrorKind::kRuntime : error.kind(), error.message());
+    FailInKernel(error);
   }
 }
 

@@ -87,6 +87,9 @@ class VirtualMachine {
                    const Value* registers, int32_t return_register, bool tail);
   // A runtime error at the current instruction, with the backtrace.
   [[noreturn]] void Fail(ErrorKind kind, const std::string& message) const;
+  // Fail with what a kernel, shape function or allocation threw (a usage
+  // error there is the program's runtime error).
+  [[noreturn]] void FailInKernel(const Error& error) const;
   // The index of the instruction `frame` is running (or last ran) in
   // `function`, its function.
   static size_t CurrentIndex(const Frame& frame, const Function& function);
