@@ -165,12 +165,17 @@ std::vector<fs::path> RunPrograms() {
   return paths;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Programs, ExecutableRoundTripTest, ::testing::ValuesIn(RunPrograms()), [](const auto& info) {
-      std::string name = info.param.stem().string();
-      std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
-      return name;
-    });
+// The test's name: the program's file name, alphanumerics kept.
+std::string ProgramTestName(const ::testing::TestParamInfo<fs::path>& info) {
+  std::string name = info.param.stem().string();
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, ExecutableRoundTripTest, ::testing::ValuesIn(RunPrograms()),
+                         ProgramTestName);
 
 TEST(ExecutableFileTest, TheRoundTripCorpusIsThere) {
   EXPECT_GE(RunPrograms().size(), 21u);
