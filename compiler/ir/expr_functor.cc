@@ -41,6 +41,19 @@ std::vector<Expr> ExprChildren(const Expr& expr) {
   }
 }
 
+bool IsAtomic(const ExprNode& expr) {
+  switch (expr.kind()) {
+    case NodeKind::kVar:
+    case NodeKind::kGlobalVar:
+    case NodeKind::kConstant:
+    case NodeKind::kOp:
+    case NodeKind::kConstructor:
+      return true;
+    default:
+      return false;
+  }
+}
+
 Expr WithChildren(const Expr& expr, const std::vector<Expr>& children) {
   std::vector<Expr> old_children = ExprChildren(expr);
   RELAY_CHECK(children.size() == old_children.size(),

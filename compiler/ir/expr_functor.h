@@ -20,6 +20,11 @@ namespace relay::ir {
 // condition, then, else. Match: data, then each clause's body.
 std::vector<Expr> ExprChildren(const Expr& expr);
 
+// Variables, globals, constants, operators and constructors: the
+// expressions with no parts to evaluate (A-normal form's operands, what the
+// printer never binds to a graph variable).
+bool IsAtomic(const ExprNode& expr);
+
 // `expr` with its children replaced by `children` (in ExprChildren order);
 // `expr` itself when every child is the same node.
 Expr WithChildren(const Expr& expr, const std::vector<Expr>& children);

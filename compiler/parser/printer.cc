@@ -37,19 +37,6 @@ enum class Slot {
   kTail,     // the result of a scope: printed in place, a let continues the scope
 };
 
-bool IsAtom(const ExprNode* expr) {
-  switch (expr->kind()) {
-    case NodeKind::kVar:
-    case NodeKind::kGlobalVar:
-    case NodeKind::kConstant:
-    case NodeKind::kOp:
-    case NodeKind::kConstructor:
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::string ScalarLiteral(const ConstantNode* constant) {
   const Tensor& tensor = *constant->value;
   if (!tensor.shape().empty()) {
@@ -232,7 +219,7 @@ class FunctionPrinter {
       bool has_operand_use = std::any_of(uses.begin(), uses.end(),
                                          [](const Use& use) { return use.slot == Slot::kOperand; });
       Place place = uses.front().place;
-      bool bound = !IsAtom(expr) && (has_operand_use || uses.size() > 1);
+      bool bound = !IsAtomic(*expr) && (has_operand_use || uses.size() > 1);
       if (bound) {
         for (const Use& use : uses) place = CommonPlace(place, use.place);
         bound_[expr] = place;

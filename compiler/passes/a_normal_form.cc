@@ -157,7 +157,7 @@ class Normalizer {
 
   void Complete(const Expr& expr, NodeInfo& info) {
     info.emitted = true;
-    if (IsAtomic(expr)) {
+    if (IsAtomic(*expr)) {
       info.result = expr;
       return;
     }

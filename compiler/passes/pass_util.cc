@@ -67,19 +67,6 @@ Expr Substitute(const Expr& expr, const std::unordered_map<const VarNode*, Expr>
   return Substituter(replacements).Mutate(expr);
 }
 
-bool IsAtomic(const Expr& expr) {
-  switch (expr->kind()) {
-    case NodeKind::kVar:
-    case NodeKind::kGlobalVar:
-    case NodeKind::kConstant:
-    case NodeKind::kOp:
-    case NodeKind::kConstructor:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool IsPrimitive(const FunctionNode& function) {
   for (const auto& [name, value] : function.attrs) {
     if (name == kPrimitiveAttr) return true;

@@ -39,10 +39,6 @@ using Bindings = std::vector<std::pair<ir::Var, ir::Expr>>;
 // `let b0 = ...; let b1 = ...; ... body`, typed like `body`.
 ir::Expr WrapInLets(const Bindings& bindings, ir::Expr body);
 
-// Variables, globals, constants, operators and constructors: what A-normal
-// form allows as an operand.
-bool IsAtomic(const ir::Expr& expr);
-
 // Operator fusion marks the functions it builds (one kernel each) with
 // this attribute, as TVM does.
 inline constexpr const char* kPrimitiveAttr = "Primitive";

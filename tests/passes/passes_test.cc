@@ -74,13 +74,13 @@ bool InANormalForm(const Expr& root) {
       case NodeKind::kRefCreate:
       case NodeKind::kRefRead:
       case NodeKind::kRefWrite:
-        for (const Expr& child : ExprChildren(expr)) ok = ok && passes::IsAtomic(child);
+        for (const Expr& child : ExprChildren(expr)) ok = ok && IsAtomic(*child);
         break;
       case NodeKind::kIf:
-        ok = ok && passes::IsAtomic(As<IfNode>(expr)->condition);
+        ok = ok && IsAtomic(*As<IfNode>(expr)->condition);
         break;
       case NodeKind::kMatch:
-        ok = ok && passes::IsAtomic(As<MatchNode>(expr)->data);
+        ok = ok && IsAtomic(*As<MatchNode>(expr)->data);
         break;
       default:
         break;
