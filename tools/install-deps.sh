@@ -12,6 +12,8 @@ packages=(
   libzstd-dev
   # runtime core
   libmimalloc-dev libboost-context-dev libdlpack-dev zlib1g-dev libedit-dev
+  # tests: parsing the profiler's Chrome traces
+  nlohmann-json3-dev
   # optional device backends (headers only: drivers are loaded at run time)
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libxrt-dev
   # tests and benchmarks

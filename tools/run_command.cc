@@ -1,15 +1,19 @@
 // relay-vm run IN.relay [--entry NAME] [--input NAME=FILE.npy | NAME=SCALAR]...
 //   [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N] [--random-inputs]
+//   [--profile] [--trace FILE.json]
 //
 // Compiles the program, binds the entry function's parameters (by name,
 // without '%') to the given arrays, runs it on the VM and prints the result
 // in Relay's literal syntax. Every input is checked against its parameter's
-// type before anything runs.
+// type before anything runs. --profile prints a table of where the run's
+// time went after the result, --trace writes a Chrome trace of it
+// (vm/interpreter/profiler.h); with --repeat they cover the timed runs.
 #include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <random>
 #include <string>
@@ -37,6 +41,8 @@ struct RunOptions {
   std::string output;
   int64_t repeat = 0;
   bool random_inputs = false;
+  bool profile = false;
+  std::string trace;
 };
 
 [[noreturn]] void UsageError(const std::string& message) {
@@ -78,6 +84,10 @@ RunOptions ParseOptions(std::span<const std::string_view> arguments) {
       }
     } else if (argument == "--random-inputs") {
       options.random_inputs = true;
+    } else if (argument == "--profile") {
+      options.profile = true;
+    } else if (argument == "--trace") {
+      options.trace = value();
     } else if (argument.starts_with("-") && argument != "-") {
       UsageError("unknown option '" + std::string(argument) + "'");
     } else if (options.path.empty()) {
@@ -306,8 +316,15 @@ int RunRunCommand(std::span<const std::string_view> arguments, std::ostream& out
   std::vector<Value> inputs = BindInputs(options, program->executable->functions[entry]);
 
   vm::VirtualMachine machine(program->executable);
+  std::optional<vm::Profiler> profiler;
+  if (options.profile || !options.trace.empty()) {
+    profiler.emplace(program->executable, /*record_trace=*/!options.trace.empty());
+  }
+  // The warm-up run before timed runs is not profiled: it compiles kernels.
+  if (options.repeat == 0 && profiler) machine.set_profiler(&*profiler);
   Value result = machine.Invoke(options.entry, inputs);
   if (options.repeat > 0) {
+    if (profiler) machine.set_profiler(&*profiler);
     std::vector<double> milliseconds;
     for (int64_t run = 0; run < options.repeat; ++run) {
       auto start = std::chrono::steady_clock::now();
@@ -325,6 +342,8 @@ int RunRunCommand(std::span<const std::string_view> arguments, std::ostream& out
   }
   out << FormatValue(result, program->executable->PrintOptions()) << "\n";
   if (!options.output.empty()) WriteOutput(options.output, result);
+  if (options.profile) profiler->FormatTable(out);
+  if (!options.trace.empty()) profiler->WriteChromeTrace(options.trace);
   return kExitSuccess;
 }
 

@@ -389,7 +389,7 @@ std::shared_ptr<const PreparedOperator> PrepareFusedOperators(
   }
   std::vector<TensorExpr> results;
   std::vector<ValueType> result_types;
-  std::string name = "fused";
+  std::string name;  // the operators joined by '+', as profiles name them
   for (const FusedOperator& fused : operators) {
     const OperatorDefinition& definition = FindDefinition(fused.op, fused.inputs.size());
     if (!definition.compute || definition.shape_dependence != ShapeDependence::kInputShapes) {
@@ -427,7 +427,7 @@ std::shared_ptr<const PreparedOperator> PrepareFusedOperators(
     RELAY_CHECK(results.back().ndim() == type.shape.size() && results.back().dtype == type.dtype,
                 "operator " + definition.name + ": compute and type relation disagree");
     result_types.push_back(std::move(type));
-    name += "_" + definition.name;
+    name += (name.empty() ? "" : "+") + definition.name;
   }
   auto prepared = std::make_shared<PreparedOperator>();
   prepared->name = name;

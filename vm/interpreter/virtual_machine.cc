@@ -66,9 +66,25 @@ const kernels::PreparedOperator& VirtualMachine::PrepareKernel(
 }
 
 Value VirtualMachine::InvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors) {
+  if (profiler_ != nullptr) return ProfiledInvokeKernel(kernel, tensors);
   const kernels::PreparedOperator& prepared = PrepareKernel(kernel, tensors);
   if (!prepared.tuple_result) return prepared.kernels[0].Launch(tensors);
   std::vector<Ref<Tensor>> results = prepared.Run(tensors);
+  return MakeRef<Tuple>(std::vector<Value>(results.begin(), results.end()));
+}
+
+Value VirtualMachine::ProfiledInvokeKernel(int32_t kernel,
+                                           const std::vector<Ref<Tensor>>& tensors) {
+  const Profiler::Clock::time_point prepare_start = Profiler::Clock::now();
+  const kernels::PreparedOperator& prepared = PrepareKernel(kernel, tensors);
+  const Profiler::Clock::time_point start = Profiler::Clock::now();
+  profiler_->RecordPreparation(prepare_start, start);
+  std::vector<Ref<Tensor>> results = prepared.Run(tensors);
+  const Profiler::Clock::time_point end = Profiler::Clock::now();
+  int64_t output_bytes = 0;
+  for (const Ref<Tensor>& result : results) output_bytes += result->byte_size();
+  profiler_->RecordKernel(kernel, tensors, output_bytes, start, end);
+  if (!prepared.tuple_result) return results[0];
   return MakeRef<Tuple>(std::vector<Value>(results.begin(), results.end()));
 }
 
@@ -93,18 +109,26 @@ void VirtualMachine::Start(std::string_view name, std::span<const Value> argumen
   frames_.clear();
   std::vector<Value> values(arguments.begin(), arguments.end());
   PushFrame(index, values, 0, Value());
+  if (profiler_ != nullptr) {
+    profiler_->BeginRun();
+    profiler_->EnterFunction(index);
+  }
 }
 
 std::optional<Value> VirtualMachine::Resume(uint64_t budget) {
   if (frames_.empty()) throw Error(ErrorKind::kUsage, "no run to resume: Start one first");
   try {
     std::optional<Value> result = Run(budget);
-    if (result) registers_.clear();
+    if (result) {
+      registers_.clear();
+      if (profiler_ != nullptr) profiler_->EndRun();
+    }
     return result;
   } catch (...) {
     registers_.clear();
     frames_.clear();
     call_arguments_.clear();
+    if (profiler_ != nullptr) profiler_->EndRun();
     throw;
   }
 }
@@ -282,6 +306,8 @@ void VirtualMachine::CallKernelInto(int32_t kernel, std::span<const int32_t> reg
   std::vector<Ref<Tensor>>& tensors =
       GatherKernelInputs(call, registers_list.first(registers_list.size() - 1), registers);
   const kernels::PreparedKernel* prepared = nullptr;
+  const Profiler::Clock::time_point prepare_start =
+      profiler_ != nullptr ? Profiler::Clock::now() : Profiler::Clock::time_point();
   try {
     prepared = &PrepareKernel(kernel, tensors).kernels.at(0);
   } catch (const Error& error) {
@@ -301,7 +327,14 @@ void VirtualMachine::CallKernelInto(int32_t kernel, std::span<const int32_t> reg
       Fail(ErrorKind::kRuntime, "operator " + call.op + " writes over one of its inputs");
     }
   }
+  if (profiler_ == nullptr) {
+    prepared->LaunchInto(tensors, *output);
+    return;
+  }
+  const Profiler::Clock::time_point start = Profiler::Clock::now();
+  profiler_->RecordPreparation(prepare_start, start);
   prepared->LaunchInto(tensors, *output);
+  profiler_->RecordKernel(kernel, tensors, output->byte_size(), start, Profiler::Clock::now());
 }
 
 Value VirtualMachine::AllocateStorage(const Tensor& size_constant) {
@@ -399,25 +432,36 @@ std::optional<Value> VirtualMachine::Run(uint64_t budget) {
     }
     RELAY_VM_CASE(kInvoke) {
       PushFrame(operand(1), GatherArguments(list(), registers), operand(0), Value());
+      if (profiler_ != nullptr) profiler_->EnterFunction(operand(1));
       enter_frame();
       RELAY_VM_NEXT();
     }
     RELAY_VM_CASE(kTailInvoke) {
       ReplaceFrame(operand(0), GatherArguments(list(), registers), Value());
+      if (profiler_ != nullptr) {
+        profiler_->LeaveFunction();
+        profiler_->EnterFunction(operand(0));
+      }
       enter_frame();
       RELAY_VM_NEXT();
     }
     RELAY_VM_CASE(kInvokeClosure) {
       CallClosure(registers[operand(1)], list(), registers, operand(0), /*tail=*/false);
+      if (profiler_ != nullptr) profiler_->EnterFunction(frames_.back().function);
       enter_frame();
       RELAY_VM_NEXT();
     }
     RELAY_VM_CASE(kTailInvokeClosure) {
       CallClosure(registers[operand(0)], list(), registers, 0, /*tail=*/true);
+      if (profiler_ != nullptr) {
+        profiler_->LeaveFunction();
+        profiler_->EnterFunction(frames_.back().function);
+      }
       enter_frame();
       RELAY_VM_NEXT();
     }
     RELAY_VM_CASE(kRet) {
+      if (profiler_ != nullptr) profiler_->LeaveFunction();
       if (frames_.size() == 1) {
         result = std::move(registers[operand(0)]);
         registers_.clear();

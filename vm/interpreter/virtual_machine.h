@@ -29,6 +29,7 @@
 #include "relay/tensor.h"
 #include "relay/value.h"
 #include "vm/bytecode/bytecode.h"
+#include "vm/interpreter/profiler.h"
 #include "vm/interpreter/scalar_operators.h"
 
 namespace relay::vm {
@@ -53,6 +54,11 @@ class VirtualMachine {
   std::optional<Value> Resume(uint64_t budget = UINT64_MAX);
   // Whether a started run has not finished yet.
   bool paused() const { return !frames_.empty(); }
+
+  // Reports kernel launches, preparation and calls of later runs to
+  // `profiler` (null: none, the default), which must outlive its use. A run
+  // is timed from Start to the Resume that finishes it.
+  void set_profiler(Profiler* profiler) { profiler_ = profiler; }
 
   // Instructions executed by this VM so far (for benchmarks and tests).
   uint64_t instructions_executed() const { return instructions_executed_; }
@@ -128,6 +134,8 @@ class VirtualMachine {
   // Runs kernel table entry `kernel` on `tensors`, reusing the operator
   // prepared at this call site when the inputs' shapes and dtypes repeat.
   Value InvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors);
+  // InvokeKernel reporting its preparation and launch to profiler_.
+  Value ProfiledInvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors);
 
   // A kernel call site: its scalar fast path, if any, and what it last
   // prepared.
@@ -144,6 +152,7 @@ class VirtualMachine {
   std::vector<Ref<Tensor>> kernel_inputs_;  // reused by every kernel call
   std::vector<Frame> frames_;
   uint64_t instructions_executed_ = 0;
+  Profiler* profiler_ = nullptr;
 };
 
 }  // namespace relay::vm

@@ -26,6 +26,7 @@
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/LLVMContext.h>
@@ -44,6 +45,7 @@
 #include <llvm/TargetParser/Triple.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
+#include "kernels/codegen/llvm/perf_map.h"
 #include "relay/error.h"
 
 namespace relay::kernels::llvm_backend {
@@ -283,6 +285,10 @@ class LlvmJit::Impl {
                           .create(),
                       ErrorKind::kDevice, "creating the host JIT");
     jit_->getExecutionSession().setErrorReporter(RecordSessionError);
+    if (PerfMapRequested()) {
+      if (auto* layer = llvm::dyn_cast<llvm::orc::ObjectLinkingLayer>(&jit_->getObjLinkingLayer()))
+        AddPerfMapPlugin(*layer);
+    }
 
     host_dylib_ = &UnwrapLlvm<llvm::orc::JITDylib&>(jit_->createJITDylib("relay.host"),
                                                     ErrorKind::kDevice, "creating the host dylib");

@@ -238,9 +238,12 @@ class Lowering {
 
     llvm::FunctionType* chunk_type = llvm::FunctionType::get(
         builder_.getVoidTy(), {Pointer(), builder_.getInt64Ty(), builder_.getInt64Ty()}, false);
+    // Hidden rather than internal: the JIT linker keeps the names of global
+    // symbols only, and perf maps (perf_map.h) want the loop's name.
     llvm::Function* chunk = llvm::Function::Create(
-        chunk_type, llvm::Function::InternalLinkage,
+        chunk_type, llvm::Function::ExternalLinkage,
         entry_name_ + ".parallel." + std::to_string(++outlined_count_), *module_);
+    chunk->setVisibility(llvm::GlobalValue::HiddenVisibility);
     chunk->addFnAttr(llvm::Attribute::NoUnwind);
 
     // In the caller: fill the closure and call the thread pool.
@@ -976,8 +979,27 @@ BuiltModule LowerKernel(const kir::Kernel& kernel, const std::string& entry_name
   return Lowering(kernel, entry_name).Run();
 }
 
+namespace {
+
+// The entry's symbol: the kernel's name (its operators), so that perf
+// reports and disassembly say which kernel ran. Every kernel links into a
+// dylib of its own, so two kernels of one name do not clash.
+std::string EntrySymbol(const std::string& kernel_name) {
+  std::string symbol = "relay.";
+  for (char character : kernel_name) {
+    const bool plain = (character >= 'a' && character <= 'z') ||
+                       (character >= 'A' && character <= 'Z') ||
+                       (character >= '0' && character <= '9') || character == '_' ||
+                       character == '.' || character == '+';
+    symbol += plain ? character : '_';
+  }
+  return symbol;
+}
+
+}  // namespace
+
 KernelEntry CompileKernel(const kir::Kernel& kernel, LlvmJit& jit) {
-  static constexpr const char* kEntry = "relay_kernel";
+  const std::string entry = EntrySymbol(kernel.name);
   jit.DefineSymbol(kParallelForSymbol, reinterpret_cast<void*>(&relay_cpu_parallel_for));
   // The key names this build of the lowering, so that a cached object from
   // an older relay-vm (whose lowering may differ for the same kernel text)
@@ -986,7 +1008,7 @@ KernelEntry CompileKernel(const kir::Kernel& kernel, LlvmJit& jit) {
       std::string("kir-llvm ") + __DATE__ + " " + __TIME__ + "\n";
   std::string key = kLoweringBuild + PrintKernel(kernel);
   void* address = jit.CompileOrReuse(
-      key, [&] { return LowerKernel(kernel, kEntry); }, kEntry);
+      key, [&] { return LowerKernel(kernel, entry); }, entry);
   return reinterpret_cast<KernelEntry>(address);
 }
 
