@@ -14,6 +14,9 @@ namespace {
 
 // Less work than this (multiply-adds) does not pay for packing.
 constexpr int64_t kMinimumWork = int64_t{1} << 15;
+// The small-rows schedule gives each parallel task at least this much work
+// (multiply-adds): a few microseconds, well above a wake-up of the pool.
+constexpr int64_t kSmallRowsWorkPerTask = int64_t{1} << 15;
 
 Expr Min(Expr a, Expr b) {
   return Binary(BinaryOp::kMinimum, std::move(a), std::move(b));
@@ -104,9 +107,189 @@ std::optional<AxisRoles> ClassifyAxes(const std::vector<Var>& axes, const Expr& 
       roles.batch.push_back(axis);
     }
   }
+  if (roles.rows.empty()) {
+    // An axis neither operand mentions (one of extent 1, which broadcasting
+    // indexes by a constant 0) serves as the row axis.
+    for (size_t position = 0; position < roles.batch.size(); ++position) {
+      std::unordered_set<const VarNode*> var{axes[roles.batch[position]].get()};
+      if (!MentionsAny(x, var) && !MentionsAny(y, var)) {
+        roles.rows.push_back(roles.batch[position]);
+        roles.batch.erase(roles.batch.begin() + std::ptrdiff_t(position));
+        break;
+      }
+    }
+  }
   if (y_only.size() != 1 || roles.rows.empty()) return std::nullopt;
   roles.column = y_only[0];
   return roles;
+}
+
+// How far apart (in elements) `operand`, a plain load, reads at `along` = 0
+// and 1 with every variable of `others` at 0; nothing when that is not a
+// constant (or `operand` is not a load).
+std::optional<int64_t> StrideAlong(const Expr& operand, const Var& along,
+                                   const std::vector<Var>& others) {
+  const auto* load = As<LoadNode>(operand);
+  if (load == nullptr) return std::nullopt;
+  Replacements at;
+  for (const Var& var : others) at[var.get()] = Int(0);
+  at[along.get()] = Int(0);
+  const Expr first = Substitute(load->index, at);
+  at[along.get()] = Int(1);
+  const Expr second = Substitute(load->index, at);
+  const auto* first_value = As<IntImmNode>(first);
+  const auto* second_value = As<IntImmNode>(second);
+  if (first_value == nullptr || second_value == nullptr) return std::nullopt;
+  return second_value->value - first_value->value;
+}
+
+// The sum of `count` consecutive elements of `tile` from `first`, as a
+// balanced tree of additions (a vector's horizontal sum).
+Expr SumOfLanes(const Buffer& tile, int64_t first, int64_t count) {
+  if (count == 1) return Load(tile, Int(first));
+  const int64_t half = count / 2;
+  return Add(SumOfLanes(tile, first, half), SumOfLanes(tile, first + half, count - half));
+}
+
+// What the schedules need to know of a contraction's output element.
+struct Contraction {
+  std::vector<int64_t> out_extents;
+  std::vector<Var> axes;  // one per output axis
+  Expr element;           // the output element at `axes`
+  const ReduceNode* sum = nullptr;
+  DType dtype = DType::kFloat32;
+  Expr x, y;  // the product's operands; y has the column axis
+  AxisRoles roles;
+  std::vector<int64_t> k_extents;
+};
+
+// The small-rows schedule described in the header, or nothing when the
+// operands are not both contiguous along one k axis.
+std::optional<Kernel> BuildSmallRowsKernel(const std::string& name,
+                                           const std::vector<Buffer>& inputs,
+                                           const TensorExpr& output, const Contraction& c,
+                                           const ContractionTiling& tiling) {
+  if (c.k_extents.size() != 1 || NeedsPacking(c.x) || NeedsPacking(c.y)) return std::nullopt;
+  const Var& k_var = c.sum->axes[0];
+  if (StrideAlong(c.x, k_var, c.axes) != 1 || StrideAlong(c.y, k_var, c.axes) != 1)
+    return std::nullopt;
+
+  auto extents_of = [&](const std::vector<size_t>& which) {
+    std::vector<int64_t> extents;
+    for (size_t axis : which) extents.push_back(c.out_extents[axis]);
+    return extents;
+  };
+  const std::vector<int64_t> row_extents = extents_of(c.roles.rows);
+  const std::vector<int64_t> batch_extents = extents_of(c.roles.batch);
+  const int64_t rows = Product(row_extents), columns = c.out_extents[c.roles.column];
+  const int64_t depth = c.k_extents[0], batches = Product(batch_extents);
+  // Register budget (sixteen vectors): R x C accumulators, R values of x
+  // and the C of y in flight.
+  const int64_t tile_rows = std::min<int64_t>(rows, 4);
+  const int64_t tile_columns = tile_rows <= 2 ? 4 : tile_rows == 3 ? 3 : 2;
+  const int64_t lanes =
+      std::max<int64_t>(1, tiling.vector_bytes / static_cast<int64_t>(DTypeSize(c.dtype)));
+  const int64_t row_blocks = CeilDiv(rows, tile_rows);
+  const int64_t column_blocks = CeilDiv(columns, tile_columns);
+  const int64_t units = batches * row_blocks * column_blocks;
+  // Waking the thread pool pays off only for enough multiply-adds a task.
+  const int64_t work = batches * rows * columns * depth;
+  const int64_t wanted_tasks = std::clamp<int64_t>(work / kSmallRowsWorkPerTask, 1,
+                                                   std::max<int64_t>(1, tiling.parallel_tasks));
+  const int64_t units_per_task = CeilDiv(units, wanted_tasks);
+  const int64_t tasks = CeilDiv(units, units_per_task);
+  const int64_t k_vectors = depth / lanes, k_tail = depth % lanes;
+
+  Var task(new VarNode("task")), step(new VarNode("unit")), kv(new VarNode("kv"));
+  Var kt(new VarNode("kt")), r(new VarNode("r")), col(new VarNode("c")), lane(new VarNode("l"));
+  // The unit: (batch, row block, column block), column blocks fastest so a
+  // task's units share their rows of x.
+  const Expr unit = Add(Multiply(task, Int(units_per_task)), step);
+  const Expr column_block = Mod(unit, column_blocks);
+  const Expr row_block = Mod(Div(unit, column_blocks), row_blocks);
+  const std::vector<Expr> batch_values =
+      Unflatten(Div(unit, column_blocks * row_blocks), batch_extents);
+  const Expr row0 = Multiply(row_block, Int(tile_rows));
+  const Expr column0 = Multiply(column_block, Int(tile_columns));
+  const Expr row = Add(row0, r), column = Add(column0, col);
+
+  auto bind = [&](const Expr& row_value, const Expr& column_value, Replacements& at) {
+    const std::vector<Expr> row_indices = Unflatten(row_value, row_extents);
+    for (size_t index = 0; index < c.roles.rows.size(); ++index)
+      at[c.axes[c.roles.rows[index]].get()] = row_indices[index];
+    for (size_t index = 0; index < c.roles.batch.size(); ++index)
+      at[c.axes[c.roles.batch[index]].get()] = batch_values[index];
+    at[c.axes[c.roles.column].get()] = column_value;
+  };
+  // Operands at k, with rows and columns past the end clamped to the last
+  // (computed again, never stored).
+  auto product_at = [&](const Expr& k) {
+    Replacements at;
+    bind(Min(row, Int(rows - 1)), Min(column, Int(columns - 1)), at);
+    at[k_var.get()] = k;
+    return Binary(BinaryOp::kMultiply, Substitute(c.x, at), Substitute(c.y, at));
+  };
+
+  const Buffer tile(new BufferNode("tile", c.dtype, {Int(tile_rows * tile_columns * lanes)}));
+  const Expr accumulator = Multiply(Add(Multiply(r, Int(tile_columns)), col), Int(lanes));
+  auto over_accumulators = [&](Stmt body) {
+    return Loop(r, Int(tile_rows), ForKind::kUnrolled,
+                Loop(col, Int(tile_columns), ForKind::kUnrolled, std::move(body)));
+  };
+  std::vector<Stmt> block;
+  block.push_back(
+      over_accumulators(Loop(lane, Int(lanes), ForKind::kVectorized,
+                             Stmt(new StoreNode(tile, Add(accumulator, lane), c.sum->init)))));
+  if (k_vectors > 0) {
+    const Expr index = Add(accumulator, lane);
+    block.push_back(
+        Loop(kv, Int(k_vectors), ForKind::kSerial,
+             over_accumulators(Loop(
+                 lane, Int(lanes), ForKind::kVectorized,
+                 Stmt(new StoreNode(
+                     tile, index,
+                     Add(Load(tile, index), product_at(Add(Multiply(kv, Int(lanes)), lane)))))))));
+  }
+  if (k_tail > 0) {
+    block.push_back(
+        Loop(kt, Int(k_tail), ForKind::kSerial,
+             over_accumulators(Stmt(new StoreNode(
+                 tile, accumulator,
+                 Add(Load(tile, accumulator), product_at(Add(Int(k_vectors * lanes), kt))))))));
+  }
+  // The epilogue on each accumulator's lanes summed, for the block's valid
+  // rows and columns.
+  {
+    const Buffer out(new BufferNode("out", output.dtype, output.shape));
+    std::vector<Stmt> stores;
+    for (int64_t tile_row = 0; tile_row < tile_rows; ++tile_row) {
+      for (int64_t tile_column = 0; tile_column < tile_columns; ++tile_column) {
+        Replacements at;
+        const Expr this_row = Add(row0, Int(tile_row)),
+                   this_column = Add(column0, Int(tile_column));
+        bind(this_row, this_column, at);
+        std::vector<Expr> out_indices;
+        for (const Var& axis : c.axes) out_indices.push_back(at.at(axis.get()));
+        at[c.sum] = SumOfLanes(tile, (tile_row * tile_columns + tile_column) * lanes, lanes);
+        Stmt store(new StoreNode(out, FlatIndex(out, out_indices), Substitute(c.element, at)));
+        Expr inside = Binary(BinaryOp::kAnd, Binary(BinaryOp::kLess, this_row, Int(rows)),
+                             Binary(BinaryOp::kLess, this_column, Int(columns)));
+        stores.push_back(Stmt(new IfThenElseNode(inside, store, nullptr)));
+      }
+    }
+    block.push_back(Stmt(new SequenceNode(std::move(stores))));
+    Stmt units_of_task = Loop(
+        step, Min(Int(units_per_task), Subtract(Int(units), Multiply(task, Int(units_per_task)))),
+        ForKind::kSerial, Stmt(new AllocateNode(tile, Stmt(new SequenceNode(std::move(block))))));
+    std::vector<Buffer> params = inputs;
+    params.push_back(out);
+    return Kernel{
+        name,
+        std::move(params),
+        1,
+        {},
+        Loop(task, Int(tasks), tasks > 1 ? ForKind::kParallel : ForKind::kSerial, units_of_task)};
+  }
 }
 
 }  // namespace
@@ -156,6 +339,16 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
     roles = swapped;
   }
   if (!roles) return std::nullopt;
+
+  int64_t all_rows = 1;
+  for (size_t axis : roles->rows) all_rows *= out_extents[axis];
+  if (all_rows <= kSmallRowsLimit) {
+    const Contraction contraction{out_extents, axes, element, sum, dtype, x, y, *roles, k_extents};
+    if (std::optional<Kernel> kernel =
+            BuildSmallRowsKernel(name, inputs, output, contraction, tiling)) {
+      return kernel;
+    }
+  }
 
   auto extents_of = [&](const std::vector<size_t>& which) {
     std::vector<int64_t> extents;

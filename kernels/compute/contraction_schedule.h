@@ -25,6 +25,16 @@
 // - The epilogue (the rest of the output expression, with the sum replaced
 //   by the tile's value) runs when a block is stored.
 //
+// Few rows (a matrix-vector product: an LSTM step's dense layers, a batch of
+// one) take another schedule, because packing y costs more than the product
+// itself there and a tile of `rows` rows would mostly compute clamped rows
+// again. When both operands are contiguous along k (nn.dense's data and
+// weight, nn.batch_matmul's default layout), each task takes a few rows and
+// a few columns and accumulates their dot products along k in vector
+// registers, reading y in place exactly once per row block: for one row,
+// every weight is read once per call, at the memory system's pace. The
+// lanes are summed when the block is stored, through the epilogue.
+//
 // Nothing here is specific to a CPU: the tile shape and the number of tasks
 // come from the target.
 #pragma once
@@ -41,7 +51,11 @@ struct ContractionTiling {
   int64_t rows = 6;             // register tile rows (broadcast values of x)
   int64_t column_bytes = 128;   // register tile row width: a few of the target's vectors
   int64_t parallel_tasks = 16;  // split the work into at least this many tasks when it can
+  int64_t vector_bytes = 32;    // the target's vector width: the small-rows schedule's lanes
 };
+
+// At most this many rows take the small-rows schedule.
+inline constexpr int64_t kSmallRowsLimit = 8;
 
 // The kernel computing `output` (whose shape must be constant) with the
 // contraction schedule, with a workspace parameter per packed operand (x's

@@ -63,6 +63,7 @@ Stmt ScheduleInjective(const Buffer& out, const TensorExpr& output) {
 ContractionTiling HostContractionTiling() {
   ContractionTiling tiling;
   tiling.column_bytes = 2 * llvm_backend::HostVectorBytes();
+  tiling.vector_bytes = llvm_backend::HostVectorBytes();
   tiling.parallel_tasks = 4 * int64_t{devices::HostThreadPool().worker_count() + 1};
   return tiling;
 }

@@ -43,7 +43,7 @@ uniform = writer.uniform
 
 TOLERANCE = {np.dtype(np.float16): 4e-3, np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-10}
 MAX_NDIM = 4
-MAX_SIZE = 4000
+MAX_SIZE = 8000
 
 
 def format_attribute(value):
@@ -111,6 +111,33 @@ def batch_matmul_cases():
     b1 = uniform((1, 36, 24), -1, 1, np.float32)
     emit("batch_matmul_broadcast_b", "nn.batch_matmul", [a, b1],
          (wide(a) @ np.swapaxes(wide(b1), 1, 2)).astype(np.float32))
+
+
+def small_rows_cases():
+    """Few rows (matrix-vector products) take the small-rows schedule: odd
+    row, column and depth counts (1, 3, 7 rows; 7, 31, 257 columns; depths
+    shorter than a vector, with a tail, and of whole vectors)."""
+    for rows, columns, depth in [(1, 257, 31), (7, 31, 257), (1, 7, 257), (3, 257, 7),
+                                 (2, 33, 64), (5, 31, 31)]:
+        data = uniform((rows, depth), -1, 1, np.float32)
+        weight = uniform((columns, depth), -1, 1, np.float32)
+        emit("small_rows_dense_%dx%dx%d" % (rows, columns, depth), "nn.dense", [data, weight],
+             (wide(data) @ wide(weight).T).astype(np.float32))
+    # An epilogue whose broadcast indexes the one row by a constant (as an
+    # LSTM step's fused dense + add + bias_add does).
+    data, weight = uniform((1, 100), -1, 1, np.float32), uniform((60, 100), -1, 1, np.float32)
+    other, bias = uniform((1, 60), -1, 1, np.float32), uniform((60,), -1, 1, np.float32)
+    emit("small_rows_dense_add_bias", "nn.dense+add+nn.bias_add", [data, weight, other, bias],
+         (wide(data) @ wide(weight).T + wide(other) + wide(bias)).astype(np.float32))
+    # A batch of matrix-vector products (attention over one query).
+    a, b = uniform((3, 1, 40), -1, 1, np.float32), uniform((3, 36, 40), -1, 1, np.float32)
+    emit("small_rows_batch_matmul", "nn.batch_matmul", [a, b],
+         (wide(a) @ np.swapaxes(wide(b), 1, 2)).astype(np.float32))
+    # Rows spread over two axes of the data.
+    data3 = uniform((2, 3, 50), -1, 1, np.float32)
+    weight3 = uniform((40, 50), -1, 1, np.float32)
+    emit("small_rows_dense_rank3", "nn.dense", [data3, weight3],
+         (wide(data3) @ wide(weight3).T).astype(np.float32))
 
 
 def conv2d_reference(data, weight, strides, padding, dilation):
@@ -183,6 +210,7 @@ def main():
     batch_matmul_cases()
     conv_cases()
     conv_transpose_cases()
+    small_rows_cases()  # last: earlier cases keep their random inputs
     writer.write_index("generate_contraction_cases.py", [
         "# CASE OPERATORS INPUT_COUNT TOLERANCE [KEY=VALUE ...]",
         "# Inputs: CASE.in<N>.npy; expected output: CASE.out.npy.",
