@@ -1,6 +1,8 @@
 #include "kernels/compute/cpu_kernels.h"
 
+#include <algorithm>
 #include <atomic>
+#include <unordered_set>
 
 #include "devices/cpu/thread_pool.h"
 #include "kernels/codegen/llvm/llvm_jit.h"
@@ -10,6 +12,7 @@
 #include "kernels/compute/neural_network_compute.h"
 #include "kernels/compute/reduction_compute.h"
 #include "kernels/compute/transform_compute.h"
+#include "kernels/kir/rewrite.h"
 #include "kernels/operator.h"
 #include "relay/devices.h"
 
@@ -24,6 +27,28 @@ std::atomic<uint64_t> launch_count{0};
 // Elements per parallel chunk of a one-dimensional loop: large enough that
 // waking a thread pays off, small enough to spread work over the cores.
 constexpr int64_t kChunkElements = 16384;
+
+// Adds to `free` the variables `expr` mentions that no reduction inside it
+// binds.
+void CollectFreeVariables(const Expr& expr, std::unordered_set<const VarNode*>& free,
+                          std::unordered_set<const VarNode*>& bound) {
+  if (const auto* var = As<VarNode>(expr)) {
+    if (!bound.contains(var)) free.insert(var);
+    return;
+  }
+  std::vector<const VarNode*> binds;
+  if (const auto* reduction = As<ReduceNode>(expr)) {
+    for (const Var& axis : reduction->axes) {
+      if (bound.insert(axis.get()).second) binds.push_back(axis.get());
+    }
+  }
+  for (const Expr& operand : Operands(expr)) CollectFreeVariables(operand, free, bound);
+  for (const VarNode* var : binds) bound.erase(var);
+}
+void CollectFreeVariables(const Expr& expr, std::unordered_set<const VarNode*>& free) {
+  std::unordered_set<const VarNode*> bound;
+  CollectFreeVariables(expr, free, bound);
+}
 
 // The loop nest storing `output` into `out`. Schedule: the innermost axis
 // is vectorised; the outermost runs in parallel (a one-dimensional output
@@ -46,11 +71,41 @@ Stmt ScheduleInjective(const Buffer& out, const TensorExpr& output) {
                             Stmt(new ForNode(offset, inner_extent, ForKind::kVectorized, store))));
   }
   std::vector<Expr> indices(axes.begin(), axes.end());
-  Stmt body(new StoreNode(out, FlatIndex(out, indices), output.at(indices)));
-  for (size_t axis = rank; axis-- > 0;) {
-    ForKind kind = axis + 1 == rank ? ForKind::kVectorized
-                   : axis == 0      ? ForKind::kParallel
-                                    : ForKind::kSerial;
+  Expr element = output.at(indices);
+  // Reductions that do not depend on the innermost axis (softmax's row
+  // maximum and sum, a normalisation's statistics) are computed once per
+  // row, before the innermost loop, instead of once per element.
+  std::unordered_set<const VarNode*> row_invariant_excluded{axes[rank - 1].get()};
+  const std::vector<const ReduceNode*> reductions = FindReductions(element);
+  for (const ReduceNode* reduction : reductions) {
+    for (const Var& axis : reduction->axes) row_invariant_excluded.insert(axis.get());
+  }
+  Replacements hoisted;
+  std::vector<Stmt> prologue;
+  std::vector<Buffer> row_values;
+  for (auto reduction = reductions.rbegin(); reduction != reductions.rend(); ++reduction) {
+    std::unordered_set<const VarNode*> free;
+    CollectFreeVariables(Expr(*reduction), free);
+    const bool invariant = std::none_of(free.begin(), free.end(), [&](const VarNode* var) {
+      return row_invariant_excluded.contains(var);
+    });
+    if (!invariant) continue;
+    row_values.push_back(Buffer(
+        new BufferNode("row" + std::to_string(row_values.size()), (*reduction)->dtype, {Int(1)})));
+    prologue.push_back(
+        Stmt(new StoreNode(row_values.back(), Int(0), Substitute(Expr(*reduction), hoisted))));
+    hoisted[*reduction] = Load(row_values.back(), Int(0));
+  }
+  if (!hoisted.empty()) element = Substitute(element, hoisted);
+  Stmt body(new StoreNode(out, FlatIndex(out, indices), element));
+  body = Stmt(new ForNode(axes[rank - 1], output.shape[rank - 1], ForKind::kVectorized, body));
+  if (!prologue.empty()) {
+    prologue.push_back(body);
+    body = Stmt(new SequenceNode(std::move(prologue)));
+    for (const Buffer& row_value : row_values) body = Stmt(new AllocateNode(row_value, body));
+  }
+  for (size_t axis = rank - 1; axis-- > 0;) {
+    ForKind kind = axis == 0 ? ForKind::kParallel : ForKind::kSerial;
     body = Stmt(new ForNode(axes[axis], output.shape[axis], kind, body));
   }
   return body;

@@ -12,12 +12,13 @@
 // elements; for float32 data this loses nothing visible unless |mean| / std
 // exceeds about 1e5.
 //
-// Cost: nothing is shared between output elements, so every element of
-// softmax and log_softmax recomputes its row's maximum inside the sum of
-// exponentials (O(n^2) work per element for a row of n), and every element
-// of a normalisation recomputes its statistics (O(n)). A schedule that
-// materialises per-row values is future work; these definitions are the
-// reference semantics.
+// Cost: the definitions share nothing between output elements; read
+// naively, every element of softmax recomputes its row's maximum inside
+// the sum of exponentials and every element of a normalisation its
+// statistics. The CPU's injective schedule (cpu_kernels.cc) computes such
+// reductions once per row when they do not depend on the innermost axis
+// (softmax and layer_norm over the last axis); along other axes they are
+// still recomputed per element.
 #include "kernels/compute/neural_network_compute.h"
 
 #include <cmath>
