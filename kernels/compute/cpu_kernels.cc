@@ -51,14 +51,13 @@ void CollectFreeVariables(const Expr& expr, std::unordered_set<const VarNode*>& 
 }
 
 // The loop nest storing `output` into `out`. Schedule: the innermost axis
-// is vectorised; the outermost runs in parallel (a one-dimensional output
-// is split into chunks first).
+// is vectorised; the others are flattened into rows, which run in parallel
+// in chunks of at least kChunkElements elements (so a batch of one still
+// spreads over the threads, and a small tensor wakes no thread); a
+// one-dimensional output is split into chunks of its one axis.
 Stmt ScheduleInjective(const Buffer& out, const TensorExpr& output) {
   size_t rank = output.ndim();
   if (rank == 0) return Stmt(new StoreNode(out, Int(0), output.at({})));
-  std::vector<Var> axes;
-  for (size_t axis = 0; axis < rank; ++axis)
-    axes.push_back(Var(new VarNode("i" + std::to_string(axis))));
   if (rank == 1) {
     Var chunk(new VarNode("chunk")), offset(new VarNode("offset"));
     Expr index = Add(Multiply(chunk, Int(kChunkElements)), offset);
@@ -70,12 +69,35 @@ Stmt ScheduleInjective(const Buffer& out, const TensorExpr& output) {
     return Stmt(new ForNode(chunk, chunk_count, ForKind::kParallel,
                             Stmt(new ForNode(offset, inner_extent, ForKind::kVectorized, store))));
   }
-  std::vector<Expr> indices(axes.begin(), axes.end());
+  const Expr& inner = output.shape[rank - 1];
+  Expr rows = Int(1);
+  for (size_t axis = 0; axis + 1 < rank; ++axis) rows = Multiply(rows, output.shape[axis]);
+  const Expr rows_per_chunk = Binary(BinaryOp::kMaximum,
+                                     Binary(BinaryOp::kFloorDivide, Int(kChunkElements),
+                                            Binary(BinaryOp::kMaximum, inner, Int(1))),
+                                     Int(1));
+  const Expr chunk_count =
+      Binary(BinaryOp::kFloorDivide, Subtract(Add(rows, rows_per_chunk), Int(1)), rows_per_chunk);
+  Var chunk(new VarNode("chunk")), local(new VarNode("row")), column(new VarNode("i"));
+  const Expr first_row = Multiply(chunk, rows_per_chunk);
+  const Expr row = Add(first_row, local);
+  // The row's index along each outer axis.
+  std::vector<Expr> indices(rank);
+  {
+    Expr stride = Int(1);
+    for (size_t axis = rank - 1; axis-- > 0;) {
+      Expr quotient = Binary(BinaryOp::kFloorDivide, row, stride);
+      indices[axis] =
+          axis == 0 ? quotient : Binary(BinaryOp::kFloorMod, quotient, output.shape[axis]);
+      stride = Multiply(stride, output.shape[axis]);
+    }
+  }
+  indices[rank - 1] = column;
   Expr element = output.at(indices);
   // Reductions that do not depend on the innermost axis (softmax's row
   // maximum and sum, a normalisation's statistics) are computed once per
   // row, before the innermost loop, instead of once per element.
-  std::unordered_set<const VarNode*> row_invariant_excluded{axes[rank - 1].get()};
+  std::unordered_set<const VarNode*> row_invariant_excluded{column.get()};
   const std::vector<const ReduceNode*> reductions = FindReductions(element);
   for (const ReduceNode* reduction : reductions) {
     for (const Var& axis : reduction->axes) row_invariant_excluded.insert(axis.get());
@@ -97,18 +119,17 @@ Stmt ScheduleInjective(const Buffer& out, const TensorExpr& output) {
     hoisted[*reduction] = Load(row_values.back(), Int(0));
   }
   if (!hoisted.empty()) element = Substitute(element, hoisted);
-  Stmt body(new StoreNode(out, FlatIndex(out, indices), element));
-  body = Stmt(new ForNode(axes[rank - 1], output.shape[rank - 1], ForKind::kVectorized, body));
+  Stmt body(new StoreNode(out, Add(Multiply(row, inner), column), element));
+  body = Stmt(new ForNode(column, inner, ForKind::kVectorized, body));
   if (!prologue.empty()) {
     prologue.push_back(body);
     body = Stmt(new SequenceNode(std::move(prologue)));
     for (const Buffer& row_value : row_values) body = Stmt(new AllocateNode(row_value, body));
   }
-  for (size_t axis = rank - 1; axis-- > 0;) {
-    ForKind kind = axis == 0 ? ForKind::kParallel : ForKind::kSerial;
-    body = Stmt(new ForNode(axes[axis], output.shape[axis], kind, body));
-  }
-  return body;
+  body =
+      Stmt(new ForNode(local, Binary(BinaryOp::kMinimum, rows_per_chunk, Subtract(rows, first_row)),
+                       ForKind::kSerial, body));
+  return Stmt(new ForNode(chunk, chunk_count, ForKind::kParallel, body));
 }
 
 // The register tile for the host CPU: two vectors wide, six rows (twelve
