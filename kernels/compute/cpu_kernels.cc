@@ -8,6 +8,7 @@
 #include "kernels/codegen/llvm/llvm_jit.h"
 #include "kernels/codegen/llvm/lower_kernel.h"
 #include "kernels/compute/contraction_schedule.h"
+#include "kernels/compute/depthwise_schedule.h"
 #include "kernels/compute/elementwise_compute.h"
 #include "kernels/compute/neural_network_compute.h"
 #include "kernels/compute/reduction_compute.h"
@@ -168,6 +169,26 @@ kir::Kernel BuildInjectiveKernel(const std::string& name, const std::vector<Buff
   params.push_back(out);
   return kir::Kernel{name, std::move(params), 1, dims, ScheduleInjective(out, output)};
 }
+
+namespace {
+
+// The kernel for `output`, whose first operator `op` (attributes
+// normalised) reads inputs[first_inputs[i]]: a depthwise convolution's own
+// schedule where it applies, else BuildCpuKernel's.
+kir::Kernel BuildCpuKernelAfter(const std::string& name, const std::vector<Buffer>& inputs,
+                                const TensorExpr& output, std::string_view op, const Attrs& attrs,
+                                std::span<const int32_t> first_inputs) {
+  if (op == "nn.conv2d" && first_inputs.size() == 2 && first_inputs[0] >= 0 &&
+      first_inputs[1] >= 0) {
+    if (std::optional<kir::Kernel> depthwise = BuildDepthwiseKernel(
+            name, inputs, output, attrs, size_t(first_inputs[0]), size_t(first_inputs[1]))) {
+      return std::move(*depthwise);
+    }
+  }
+  return BuildCpuKernel(name, inputs, output);
+}
+
+}  // namespace
 
 kir::Kernel BuildCpuKernel(const std::string& name, const std::vector<Buffer>& inputs,
                            const TensorExpr& output) {
@@ -386,9 +407,12 @@ std::shared_ptr<const PreparedOperator> PrepareDefinition(const OperatorDefiniti
     const ValueType& type = output_types[field];
     RELAY_CHECK(output.ndim() == type.shape.size() && output.dtype == type.dtype,
                 "operator " + definition.name + ": compute and type relation disagree");
-    const kir::Kernel kernel = symbolic == Symbolic::kNone
-                                   ? BuildCpuKernel(definition.name, buffers, output)
-                                   : BuildInjectiveKernel(definition.name, buffers, dims, output);
+    static constexpr int32_t kFirstTwo[] = {0, 1};
+    const kir::Kernel kernel =
+        symbolic == Symbolic::kNone
+            ? BuildCpuKernelAfter(definition.name, buffers, output, definition.name, normalized,
+                                  tensors.size() == 2 ? kFirstTwo : std::span<const int32_t>())
+            : BuildInjectiveKernel(definition.name, buffers, dims, output);
     prepared->kernels.push_back(PrepareKernel(kernel, type.shape, dim_values));
   }
   return prepared;
@@ -466,7 +490,8 @@ std::shared_ptr<const PreparedOperator> PrepareFusedOperators(
   }
   std::vector<TensorExpr> results;
   std::vector<ValueType> result_types;
-  std::string name;  // the operators joined by '+', as profiles name them
+  Attrs first_attributes;  // the first operator's, normalised
+  std::string name;        // the operators joined by '+', as profiles name them
   for (const FusedOperator& fused : operators) {
     const OperatorDefinition& definition = FindDefinition(fused.op, fused.inputs.size());
     if (!definition.compute || definition.shape_dependence != ShapeDependence::kInputShapes) {
@@ -501,6 +526,7 @@ std::shared_ptr<const PreparedOperator> PrepareFusedOperators(
                   "operator " + definition.name + " returns a tuple: not fusable");
     }
     results.push_back(definition.compute(arguments, normalized));
+    if (results.size() == 1) first_attributes = normalized;
     RELAY_CHECK(results.back().ndim() == type.shape.size() && results.back().dtype == type.dtype,
                 "operator " + definition.name + ": compute and type relation disagree");
     result_types.push_back(std::move(type));
@@ -508,7 +534,8 @@ std::shared_ptr<const PreparedOperator> PrepareFusedOperators(
   }
   auto prepared = std::make_shared<PreparedOperator>();
   prepared->name = name;
-  const kir::Kernel kernel = BuildCpuKernel(name, buffers, results.back());
+  const kir::Kernel kernel = BuildCpuKernelAfter(name, buffers, results.back(), operators[0].op,
+                                                 first_attributes, operators[0].inputs);
   prepared->kernels.push_back(PrepareKernel(kernel, result_types.back().shape, {}));
   return prepared;
 }

@@ -20,6 +20,7 @@
 #include "kernels/attributes.h"
 #include "kernels/compute/contraction_schedule.h"
 #include "kernels/compute/cpu_kernels.h"
+#include "kernels/compute/depthwise_schedule.h"
 #include "kernels/operator.h"
 #include "relay/devices.h"
 #include "relay/error.h"
@@ -48,6 +49,11 @@ std::optional<AttrValue> ParseAttribute(const std::string& key, const std::strin
       values.push_back(value);
     }
     return AttrValue::IntList(values);
+  }
+  if (key == "groups") {
+    int64_t value = 0;
+    if (!ParseInteger(text, value)) return std::nullopt;
+    return AttrValue::Int(value);
   }
   if (text == "true" || text == "false") return AttrValue::Bool(text == "true");
   return AttrValue::String(text);
@@ -115,12 +121,25 @@ TEST_P(ContractionScheduleTest, MatchesNumPy) {
     TensorExpr output = ComposeChain(test_case, buffers);
     ASSERT_EQ(DTypeName(output.dtype), DTypeName(expected->dtype()));
 
-    kir::Kernel kernel = BuildCpuKernel(test_case.name, buffers, output);
+    // Depthwise convolutions have a schedule of their own, chosen by the
+    // operator's attributes.
+    const bool depthwise = test_case.name.starts_with("depthwise");
+    std::optional<kir::Kernel> depthwise_kernel;
+    if (depthwise) {
+      depthwise_kernel =
+          BuildDepthwiseKernel(test_case.name, buffers, output,
+                               Normalized(*FindOperator("nn.conv2d"), test_case.attributes), 0, 1);
+      ASSERT_TRUE(depthwise_kernel) << "not served by the depthwise schedule";
+      ASSERT_EQ(depthwise_kernel->workspace_count, 1u);  // the padded planes
+    }
+    kir::Kernel kernel =
+        depthwise ? *depthwise_kernel : BuildCpuKernel(test_case.name, buffers, output);
     // Both contraction schedules accumulate in a register tile; the packed
     // one also packs into workspaces, the small-rows one reads in place.
     const std::string text = PrintKernel(kernel);
-    ASSERT_NE(text.find("allocate "), std::string::npos) << "not served by a contraction schedule:\n"
-                                                    << text;
+    ASSERT_TRUE(depthwise || text.find("allocate ") != std::string::npos)
+        << "not served by a contraction schedule:\n"
+        << text;
     EXPECT_EQ(kernel.workspace_count == 0, test_case.name.starts_with("small_rows")) << text;
     Ref<Tensor> actual = RunKernel(kernel, inputs, expected->shape());
     EXPECT_EQ(CompareValues(*expected, *actual, test_case.tolerance), 0)
@@ -142,7 +161,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ContractionScheduleTest, ::testing::ValuesIn(
                          CaseTestName<ToleranceCase>);
 
 TEST(ContractionCasesIndexTest, ListsEveryGeneratedCase) {
-  EXPECT_GE(AllCases().size(), 31u) << "cannot read " << kCaseDirectory << "cases.txt";
+  EXPECT_GE(AllCases().size(), 36u) << "cannot read " << kCaseDirectory << "cases.txt";
 }
 
 // ---- cases the schedule leaves alone ----------------------------------------------------

@@ -140,6 +140,35 @@ def small_rows_cases():
          (wide(data3) @ wide(weight3).T).astype(np.float32))
 
 
+def depthwise_cases():
+    """Depthwise convolutions take their own schedule (kernels/compute/
+    depthwise_schedule.h): odd sizes, strides, asymmetric padding, dilation,
+    a batch of two and a fused epilogue."""
+    def depthwise_reference(data, weight, strides, padding, dilation):
+        out = [conv2d_reference(data[:, c:c + 1], weight[c:c + 1], strides, padding, dilation)
+               for c in range(data.shape[1])]
+        return np.concatenate(out, axis=1)
+
+    for name, data_shape, window, strides, padding, dilation in [
+            ("depthwise_3x3_pad1", (1, 7, 31, 31), 3, (1, 1), (1, 1, 1, 1), (1, 1)),
+            ("depthwise_stride2_batch2", (2, 5, 17, 13), 3, (2, 2), (1, 1, 1, 1), (1, 1)),
+            ("depthwise_5x5_asymmetric", (1, 3, 12, 9), 5, (1, 2), (2, 1, 0, 3), (1, 1)),
+            ("depthwise_dilation2_nopad", (1, 4, 11, 11), 3, (1, 1), (0, 0, 0, 0), (2, 2))]:
+        data = uniform(data_shape, -1, 1, np.float32)
+        weight = uniform((data_shape[1], 1, window, window), -1, 1, np.float32)
+        emit(name, "nn.conv2d", [data, weight],
+             depthwise_reference(wide(data), wide(weight), strides, padding,
+                                 dilation).astype(np.float32),
+             strides=strides, padding=padding, dilation=dilation, groups=data_shape[1])
+    data = uniform((1, 6, 14, 14), -1, 1, np.float32)
+    weight = uniform((6, 1, 3, 3), -1, 1, np.float32)
+    bias = uniform((6,), -1, 1, np.float32)
+    expected = depthwise_reference(wide(data), wide(weight), (1, 1), (1, 1, 1, 1), (1, 1))
+    emit("depthwise_bias_relu", "nn.conv2d+nn.bias_add+nn.relu", [data, weight, bias],
+         np.maximum(expected + wide(bias)[None, :, None, None], 0).astype(np.float32),
+         padding=(1, 1, 1, 1), groups=6)
+
+
 def conv2d_reference(data, weight, strides, padding, dilation):
     """NCHW data, OIHW weight, padding (top, left, bottom, right); in float64."""
     n_count, channels, height, width = data.shape
@@ -211,6 +240,7 @@ def main():
     conv_cases()
     conv_transpose_cases()
     small_rows_cases()  # last: earlier cases keep their random inputs
+    depthwise_cases()
     writer.write_index("generate_contraction_cases.py", [
         "# CASE OPERATORS INPUT_COUNT TOLERANCE [KEY=VALUE ...]",
         "# Inputs: CASE.in<N>.npy; expected output: CASE.out.npy.",

@@ -1,0 +1,36 @@
+// The schedule for depthwise convolutions (nn.conv2d with one input channel
+// per group and one output channel per input channel, MobileNet's 3x3
+// layers), with any elementwise epilogue fused after them.
+//
+// The generic schedule evaluates every multiply-add through a padding test
+// and clamped indices, which keeps its loop scalar. Here each input plane
+// is first copied into a zero-padded workspace, once per call; the output
+// is then computed row by row, in parallel over planes, each element as the
+// window's products written out in full (a 3x3 window is nine
+// multiply-adds with no test), so the loop along a row vectorises with
+// plain loads. The epilogue (bias, activation, a residual add) is the rest
+// of the output expression, applied as each element is stored.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/attributes.h"
+#include "kernels/compute/tensor_expr.h"
+
+namespace relay::kernels {
+
+// The kernel computing `output` (a depthwise nn.conv2d of inputs[data] by
+// inputs[weight] with `conv_attributes`, normalised, possibly followed by
+// elementwise operators), or nothing when the call is not one this schedule
+// serves: not depthwise, not NCHW data with an OIHW weight, not
+// floating-point, shapes not constant, or an output with more reductions
+// than the convolution's.
+std::optional<kir::Kernel> BuildDepthwiseKernel(const std::string& name,
+                                                const std::vector<kir::Buffer>& inputs,
+                                                const TensorExpr& output,
+                                                const Attrs& conv_attributes, size_t data,
+                                                size_t weight);
+
+}  // namespace relay::kernels
