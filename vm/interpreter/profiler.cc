@@ -171,8 +171,13 @@ uint64_t Profiler::kernel_launches() const {
 void Profiler::FormatTable(std::ostream& out) const {
   std::vector<size_t> order(rows_.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return rows_[a].nanoseconds > rows_[b].nanoseconds; });
+  // Ties keep first-seen order. (Not std::stable_sort: libstdc++ 12's
+  // trips clang 19's deprecation warnings.)
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (rows_[a].nanoseconds != rows_[b].nanoseconds)
+      return rows_[a].nanoseconds > rows_[b].nanoseconds;
+    return a < b;
+  });
   size_t name_width = std::string_view("kernel").size();
   size_t inputs_width = std::string_view("inputs").size();
   for (const Row& row : rows_) {
