@@ -202,11 +202,13 @@ std::optional<Kernel> BuildSmallRowsKernel(const std::string& name,
 
   Var task(new VarNode("task")), step(new VarNode("unit")), kv(new VarNode("kv"));
   Var kt(new VarNode("kt")), r(new VarNode("r")), col(new VarNode("c")), lane(new VarNode("l"));
-  // The unit: (batch, row block, column block), column blocks fastest so a
-  // task's units share their rows of x.
+  // The unit: (batch, column block, row block), row blocks fastest, so that
+  // the few columns of y a unit reads stay in the nearest cache while every
+  // row block uses them: y is read from memory once per call (x, a few
+  // rows, stays cached throughout).
   const Expr unit = Add(Multiply(task, Int(units_per_task)), step);
-  const Expr column_block = Mod(unit, column_blocks);
-  const Expr row_block = Mod(Div(unit, column_blocks), row_blocks);
+  const Expr row_block = Mod(unit, row_blocks);
+  const Expr column_block = Mod(Div(unit, row_blocks), column_blocks);
   const std::vector<Expr> batch_values =
       Unflatten(Div(unit, column_blocks * row_blocks), batch_extents);
   const Expr row0 = Multiply(row_block, Int(tile_rows));

@@ -55,7 +55,7 @@ struct ContractionTiling {
 };
 
 // At most this many rows take the small-rows schedule.
-inline constexpr int64_t kSmallRowsLimit = 8;
+inline constexpr int64_t kSmallRowsLimit = 64;
 
 // The kernel computing `output` (whose shape must be constant) with the
 // contraction schedule, with a workspace parameter per packed operand (x's

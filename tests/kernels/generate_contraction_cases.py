@@ -241,6 +241,12 @@ def main():
     conv_transpose_cases()
     small_rows_cases()  # last: earlier cases keep their random inputs
     depthwise_cases()
+    # More rows than the small-rows schedule takes: the packed schedule with
+    # the data read in place, and a fused epilogue.
+    data, weight = uniform((70, 40), -1, 1, np.float32), uniform((45, 40), -1, 1, np.float32)
+    bias = uniform((45,), -1, 1, np.float32)
+    emit("packed_dense_bias_relu", "nn.dense+nn.bias_add+nn.relu", [data, weight, bias],
+         np.maximum(wide(data) @ wide(weight).T + wide(bias), 0).astype(np.float32))
     writer.write_index("generate_contraction_cases.py", [
         "# CASE OPERATORS INPUT_COUNT TOLERANCE [KEY=VALUE ...]",
         "# Inputs: CASE.in<N>.npy; expected output: CASE.out.npy.",
