@@ -1,7 +1,8 @@
 // Throughput of the JIT-compiled CPU kernels for the operators that
 // dominate a network's time: fp32 nn.dense (data (M, K), weight (N, K)) and
-// nn.matmul (a (M, K), b (K, N)) at M = N = K = 256, 512, 1024, and nn.conv2d
-// for two ResNet-style 3x3 layers.
+// nn.matmul (a (M, K), b (K, N)) at M = N = K = 256, 512, 1024, an LSTM
+// step's matrix-vector product against the machine's read bandwidth for the
+// same bytes, and nn.conv2d for two ResNet-style 3x3 layers.
 // Each case compiles its kernel with one untimed warm-up call, so the timings
 // are of running the kernel (plus RunOperator's cache look-up and the output
 // allocation), never of compiling it. The kernels run on the host thread pool
@@ -15,11 +16,14 @@
 // (OpenBLAS) for comparison.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <utility>
 #include <vector>
 
+#include "devices/cpu/thread_pool.h"
 #include "kernels/attributes.h"
 #include "kernels/compute/cpu_kernels.h"
 #include "relay/devices.h"
@@ -62,6 +66,64 @@ void BM_Dense(benchmark::State& state) {
 // The default minimum time still ends a case after its first iteration when
 // that one iteration is longer (the 1024 case can take seconds per call).
 BENCHMARK(BM_Dense)->Arg(256)->Arg(512)->Arg(1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The matrix-vector product of an LSTM step: 1 x 512 by a 2048 x 512
+// weight (4 MiB: beyond the per-core L2, inside the shared L3). It is
+// bound by reading the weight, so its rate is reported in GB/s of weight
+// read, beside BM_ReadBandwidth's for the same bytes.
+void BM_DenseMatrixVector(benchmark::State& state) {
+  const std::vector<Ref<Tensor>> inputs = {RandomTensor({1, 512}, 1), RandomTensor({2048, 512}, 2)};
+  // Prepared once, as a VM call site is: RunOperator's per-call kernel
+  // building and cache look-up would cost as much as this small kernel.
+  const std::shared_ptr<const PreparedOperator> prepared =
+      PrepareOperator("nn.dense", inputs, {}, InputForm::kTensors);
+  benchmark::DoNotOptimize(prepared->Run(inputs));
+  for (auto _ : state) {
+    std::vector<Ref<Tensor>> result = prepared->Run(inputs);
+    benchmark::DoNotOptimize(result);
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * 2048 * 512 * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GB/s"] = benchmark::Counter(double(inputs[1]->byte_size()) * 1e-9,
+                                              benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_DenseMatrixVector)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// What the machine can read: a 4 MiB float32 array summed by every thread
+// of the host pool at once, each its own contiguous share, with the plain
+// vectorised loop a compiler makes of it. The reference for
+// BM_DenseMatrixVector's bandwidth.
+void BM_ReadBandwidth(benchmark::State& state) {
+  const Ref<Tensor> array = RandomTensor({2048 * 512}, 3);
+  const float* data = array->data<float>();
+  const int64_t count = array->element_count();
+  std::vector<float> sums(64);
+  auto read = [&] {
+    devices::HostThreadPool().ParallelFor(0, count, 1, [&](int64_t begin, int64_t end) {
+      // 32 independent partial sums (four AVX vectors), so the loop is
+      // bound by loads rather than by the latency of additions.
+      float partial[32] = {};
+      int64_t index = begin;
+      for (; index + 32 <= end; index += 32) {
+        for (int lane = 0; lane < 32; ++lane) partial[lane] += data[index + lane];
+      }
+      for (; index < end; ++index) partial[0] += data[index];
+      float total = 0;
+      for (float value : partial) total += value;
+      sums[size_t(begin * 63 / std::max<int64_t>(count, 1))] = total;
+    });
+  };
+  read();
+  for (auto _ : state) {
+    read();
+    benchmark::DoNotOptimize(sums.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GB/s"] = benchmark::Counter(double(array->byte_size()) * 1e-9,
+                                              benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_ReadBandwidth)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // nn.matmul (a (M, K) times b (K, N)) with M = N = K = state.range(0).
 void BM_Matmul(benchmark::State& state) {
