@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Installs the peers of the model benchmark suite (bench/models/compare.py):
+# PyTorch and ONNX (Debian's python3-torch and python3-onnx, for /usr/bin/python3)
+# and ONNX Runtime for Node.js (npm's onnxruntime-node, CPU only) in a scratch
+# folder, build/bench-peers/, which git ignores. Idempotent and
+# non-interactive; run as root on Debian 12 (bookworm) or newer, from anywhere.
+#
+#   bench/models/install-peers.sh
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+PEERS="$ROOT/build/bench-peers"
+
+# OpenBLAS so that NumPy (used to generate the models and check outputs) is not
+# on Debian's slow reference BLAS.
+packages=(python3 python3-numpy python3-torch python3-onnx libopenblas-dev)
+# Node.js and npm run the ONNX Runtime peer. Only ask Debian for them when the
+# commands are missing: a Node.js from elsewhere (NodeSource's nodejs bundles
+# npm) conflicts with Debian's npm package.
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
+
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    exec sudo -E "$0" "$@"
+  fi
+  echo "install-peers.sh: must run as root (apt-get install)" >&2
+  exit 1
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-peers.sh: Debian packages already installed"
+else
+  echo "install-peers.sh: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  # Try without refreshing the package lists first (fast when they are
+  # current); refresh once and retry if a package is not found.
+  if ! apt-get install -y -qq --no-install-recommends "${missing[@]}"; then
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+fi
+
+# ONNX Runtime for Node.js. ONNXRUNTIME_NODE_INSTALL=skip stops its install
+# script from downloading the CUDA/TensorRT providers; the CPU binaries ship in
+# the npm package itself.
+if [ -f "$PEERS/node_modules/onnxruntime-node/package.json" ]; then
+  echo "install-peers.sh: onnxruntime-node already installed in $PEERS"
+else
+  mkdir -p "$PEERS"
+  cd "$PEERS"
+  [ -f package.json ] || echo '{"name": "relay-vm-bench-peers", "private": true}' > package.json
+  ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund onnxruntime-node
+fi
+
+version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "?"; }
+echo "install-peers.sh: python3-torch $(version python3-torch)," \
+     "python3-onnx $(version python3-onnx)," \
+     "onnxruntime-node $(node -p "require('$PEERS/node_modules/onnxruntime-node/package.json').version")"
