@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs every Debian package that relay-vm's build, tests and benchmarks need.
+# Installs every Debian package that relay-vm's build, tests and benchmarks need,
+# and any further packages named as arguments (bench/models/install-peers.sh
+# adds the benchmark peers' packages this way).
 # Idempotent and non-interactive; run as root on Debian 12 (bookworm) or newer.
 set -euo pipefail
 
@@ -25,6 +27,7 @@ packages=(
   # once libopenblas-dev is installed; without it Debian's NumPy uses the slow
   # reference BLAS)
   python3 python3-numpy libopenblas-dev
+  "$@"
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -11,42 +11,15 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 PEERS="$ROOT/build/bench-peers"
 
-# OpenBLAS so that NumPy (used to generate the models and check outputs) is not
-# on Debian's slow reference BLAS.
-packages=(python3 python3-numpy python3-torch python3-onnx libopenblas-dev)
-# Node.js and npm run the ONNX Runtime peer. Only ask Debian for them when the
-# commands are missing: a Node.js from elsewhere (NodeSource's nodejs bundles
-# npm) conflicts with Debian's npm package.
+# PyTorch and ONNX on top of relay-vm's own packages (tools/install-deps.sh
+# installs what is missing, as root). Node.js and npm run the ONNX Runtime
+# peer; only ask Debian for them when the commands are missing: a Node.js
+# from elsewhere (NodeSource's nodejs bundles npm) conflicts with Debian's
+# npm package.
+packages=(python3-torch python3-onnx)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
-
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then
-    exec sudo -E "$0" "$@"
-  fi
-  echo "install-peers.sh: must run as root (apt-get install)" >&2
-  exit 1
-fi
-
-missing=()
-for package in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$package")
-  fi
-done
-
-if [ "${#missing[@]}" -eq 0 ]; then
-  echo "install-peers.sh: Debian packages already installed"
-else
-  echo "install-peers.sh: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  # Try without refreshing the package lists first (fast when they are
-  # current); refresh once and retry if a package is not found.
-  if ! apt-get install -y -qq --no-install-recommends "${missing[@]}"; then
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}"
-  fi
-fi
+"$ROOT/tools/install-deps.sh" "${packages[@]}"
 
 # ONNX Runtime for Node.js. ONNXRUNTIME_NODE_INSTALL=skip stops its install
 # script from downloading the CUDA/TensorRT providers; the CPU binaries ship in

@@ -25,6 +25,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "kernels/compute/convolution_compute.h"
 #include "kernels/operator_table.h"
 #include "kernels/operators/relation_helpers.h"
 
@@ -67,19 +68,6 @@ std::vector<Expr> Arranged(const std::array<size_t, 4>& layout, std::array<Expr,
 }
 
 constexpr size_t kBatch = 0, kChannel = 1, kHeight = 2, kWidth = 3;
-
-std::array<int64_t, 2> SpatialPair(const Attrs& attrs, std::string_view name) {
-  const std::vector<int64_t> values = IntListAttr(attrs, name);
-  return {values[0], values.back()};
-}
-
-// padding as (top, left, bottom, right) from 1, 2 or 4 values.
-std::array<int64_t, 4> Padding(const Attrs& attrs) {
-  const std::vector<int64_t> values = IntListAttr(attrs, "padding");
-  if (values.size() == 1) return {values[0], values[0], values[0], values[0]};
-  if (values.size() == 2) return {values[0], values[1], values[0], values[1]};
-  return {values[0], values[1], values[2], values[3]};
-}
 
 // The sliding-window output extent (see WindowOutput in
 // kernels/operators/neural_network.cc, which has validated it).
@@ -548,6 +536,18 @@ std::unordered_map<std::string, ComputeFunction> ConvolutionComputes() {
 }
 
 }  // namespace
+
+std::array<int64_t, 2> SpatialPair(const Attrs& attrs, std::string_view name) {
+  const std::vector<int64_t> values = IntListAttr(attrs, name);
+  return {values[0], values.back()};
+}
+
+std::array<int64_t, 4> Padding(const Attrs& attrs) {
+  const std::vector<int64_t> values = IntListAttr(attrs, "padding");
+  if (values.size() == 1) return {values[0], values[0], values[0], values[0]};
+  if (values.size() == 2) return {values[0], values[1], values[0], values[1]};
+  return {values[0], values[1], values[2], values[3]};
+}
 
 void AttachConvolutionComputes(OperatorTableBuilder& table) {
   table.AttachComputes(ConvolutionComputes());

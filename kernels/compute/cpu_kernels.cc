@@ -29,28 +29,6 @@ std::atomic<uint64_t> launch_count{0};
 // waking a thread pays off, small enough to spread work over the cores.
 constexpr int64_t kChunkElements = 16384;
 
-// Adds to `free` the variables `expr` mentions that no reduction inside it
-// binds.
-void CollectFreeVariables(const Expr& expr, std::unordered_set<const VarNode*>& free,
-                          std::unordered_set<const VarNode*>& bound) {
-  if (const auto* var = As<VarNode>(expr)) {
-    if (!bound.contains(var)) free.insert(var);
-    return;
-  }
-  std::vector<const VarNode*> binds;
-  if (const auto* reduction = As<ReduceNode>(expr)) {
-    for (const Var& axis : reduction->axes) {
-      if (bound.insert(axis.get()).second) binds.push_back(axis.get());
-    }
-  }
-  for (const Expr& operand : Operands(expr)) CollectFreeVariables(operand, free, bound);
-  for (const VarNode* var : binds) bound.erase(var);
-}
-void CollectFreeVariables(const Expr& expr, std::unordered_set<const VarNode*>& free) {
-  std::unordered_set<const VarNode*> bound;
-  CollectFreeVariables(expr, free, bound);
-}
-
 // The loop nest storing `output` into `out`. Schedule: the innermost axis
 // is vectorised; the others are flattened into rows, which run in parallel
 // in chunks of at least kChunkElements elements (so a batch of one still
@@ -107,8 +85,7 @@ Stmt ScheduleInjective(const Buffer& out, const TensorExpr& output) {
   std::vector<Stmt> prologue;
   std::vector<Buffer> row_values;
   for (auto reduction = reductions.rbegin(); reduction != reductions.rend(); ++reduction) {
-    std::unordered_set<const VarNode*> free;
-    CollectFreeVariables(Expr(*reduction), free);
+    const std::unordered_set<const VarNode*> free = FreeVariables(Expr(*reduction));
     const bool invariant = std::none_of(free.begin(), free.end(), [&](const VarNode* var) {
       return row_invariant_excluded.contains(var);
     });

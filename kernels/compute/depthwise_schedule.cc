@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "kernels/compute/convolution_compute.h"
 #include "kernels/kir/rewrite.h"
 
 namespace relay::kernels {
@@ -18,23 +19,6 @@ std::optional<std::vector<int64_t>> ConstantShape(const Buffer& buffer) {
     shape.push_back(constant->value);
   }
   return shape;
-}
-
-// An attribute's two spatial values (one value means both).
-std::optional<std::array<int64_t, 2>> Pair(const Attrs& attrs, std::string_view name) {
-  const std::vector<int64_t> values = GetAttr(attrs, name).as_int_list();
-  if (values.size() == 1) return std::array<int64_t, 2>{values[0], values[0]};
-  if (values.size() == 2) return std::array<int64_t, 2>{values[0], values[1]};
-  return std::nullopt;
-}
-
-// Top, left, bottom, right, from Relay's 1-, 2- or 4-value padding.
-std::optional<std::array<int64_t, 4>> Padding(const Attrs& attrs) {
-  const std::vector<int64_t> values = GetAttr(attrs, "padding").as_int_list();
-  if (values.size() == 1) return std::array<int64_t, 4>{values[0], values[0], values[0], values[0]};
-  if (values.size() == 2) return std::array<int64_t, 4>{values[0], values[1], values[0], values[1]};
-  if (values.size() == 4) return std::array<int64_t, 4>{values[0], values[1], values[2], values[3]};
-  return std::nullopt;
 }
 
 Stmt Loop(const Var& var, Expr extent, ForKind kind, Stmt body) {
@@ -61,11 +45,10 @@ std::optional<Kernel> BuildDepthwiseKernel(const std::string& name,
   if (!out_layout.empty() && out_layout != "NCHW") return std::nullopt;
   const std::optional<std::vector<int64_t>> data_shape = ConstantShape(inputs[data]);
   const std::optional<std::vector<int64_t>> weight_shape = ConstantShape(inputs[weight]);
-  const std::optional<std::array<int64_t, 2>> strides = Pair(conv_attributes, "strides");
-  const std::optional<std::array<int64_t, 2>> dilation = Pair(conv_attributes, "dilation");
-  const std::optional<std::array<int64_t, 4>> padding = Padding(conv_attributes);
-  if (!data_shape || !weight_shape || !strides || !dilation || !padding ||
-      data_shape->size() != 4 || weight_shape->size() != 4 || output.ndim() != 4) {
+  const std::array<int64_t, 2> strides = SpatialPair(conv_attributes, "strides");
+  const std::array<int64_t, 2> dilation = SpatialPair(conv_attributes, "dilation");
+  if (!data_shape || !weight_shape || data_shape->size() != 4 || weight_shape->size() != 4 ||
+      output.ndim() != 4) {
     return std::nullopt;
   }
   const int64_t batch = (*data_shape)[0], channels = (*data_shape)[1];
@@ -96,7 +79,7 @@ std::optional<Kernel> BuildDepthwiseKernel(const std::string& name,
   const DType data_dtype = inputs[data]->dtype;
   if (!IsFloat(accumulator) || !IsFloat(data_dtype)) return std::nullopt;
 
-  const auto [top, left, bottom, right] = *padding;
+  const auto [top, left, bottom, right] = Padding(conv_attributes);
   const int64_t padded_height = height + top + bottom, padded_width = width + left + right;
   const int64_t planes = batch * channels;
   const Buffer padded(
@@ -147,9 +130,9 @@ std::optional<Kernel> BuildDepthwiseKernel(const std::string& name,
     for (int64_t window_row = 0; window_row < window_height; ++window_row) {
       for (int64_t window_column = 0; window_column < window_width; ++window_column) {
         const Expr padded_row =
-            Add(Multiply(out_row, Int((*strides)[0])), Int(window_row * (*dilation)[0]));
+            Add(Multiply(out_row, Int(strides[0])), Int(window_row * dilation[0]));
         const Expr padded_column =
-            Add(Multiply(x, Int((*strides)[1])), Int(window_column * (*dilation)[1]));
+            Add(Multiply(x, Int(strides[1])), Int(window_column * dilation[1]));
         const Expr value = Load(
             padded,
             Add(Multiply(Add(Multiply(plane, Int(padded_height)), padded_row), Int(padded_width)),

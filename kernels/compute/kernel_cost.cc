@@ -15,13 +15,6 @@ double ElementCount(const std::vector<int64_t>& shape) {
   return count;
 }
 
-bool BoolAttribute(const Attrs& attrs, std::string_view name) {
-  for (const auto& [key, value] : attrs) {
-    if (key == name) return value.as_bool();
-  }
-  return false;
-}
-
 // The multiply-adds of one contraction, from its (normalised) attributes,
 // its inputs' shapes and its output's; 0 for any other operator.
 double MultiplyAdds(const std::string& op, const Attrs& attrs,
@@ -35,29 +28,28 @@ double MultiplyAdds(const std::string& op, const Attrs& attrs,
   const double outputs = ElementCount(output.shape);
   if (op == "nn.dense") return outputs * double(a.back());
   if (op == "nn.matmul") {
-    const bool transpose_a = BoolAttribute(attrs, "transpose_a");
+    const bool transpose_a = GetAttr(attrs, "transpose_a").as_bool();
     return outputs * double(transpose_a ? a[a.size() < 2 ? 0 : a.size() - 2] : a.back());
   }
   if (op == "nn.batch_matmul") {
-    const bool transpose_a = BoolAttribute(attrs, "transpose_a");
+    const bool transpose_a = GetAttr(attrs, "transpose_a").as_bool();
     if (a.size() < 2) return 0;
     return outputs * double(transpose_a ? a[a.size() - 2] : a.back());
   }
   if (op == "nn.conv2d") {
     // Each output element sums input channels per group times the window:
     // the weight's elements per output channel, in any kernel layout.
-    int64_t output_channels = 0;
-    const std::string layout = GetAttr(attrs, "kernel_layout").as_string();
+    const std::string& layout = GetAttr(attrs, "kernel_layout").as_string();
     const size_t position = layout.find('O');
     if (position == std::string::npos || position >= b.size()) return 0;
-    output_channels = b[position];
+    const int64_t output_channels = b[position];
     if (output_channels <= 0) return 0;
     return outputs * ElementCount(b) / double(output_channels);
   }
   if (op == "nn.conv2d_transpose") {
     // Each input element is scattered over output channels per group times
     // the window: the weight's elements per input channel.
-    const std::string layout = GetAttr(attrs, "kernel_layout").as_string();
+    const std::string& layout = GetAttr(attrs, "kernel_layout").as_string();
     const size_t position = layout.find('I');
     if (position == std::string::npos || position >= b.size() || b[position] <= 0) return 0;
     return ElementCount(a) * ElementCount(b) / double(b[position]);

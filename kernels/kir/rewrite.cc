@@ -9,7 +9,31 @@ void CollectReductions(const Expr& expr, std::vector<const ReduceNode*>& found) 
   for (const Expr& operand : Operands(expr)) CollectReductions(operand, found);
 }
 
+// Adds to `free` the variables of `expr` not in `bound`, which holds the
+// axes of the reductions enclosing `expr` within the expression asked about.
+void CollectFreeVariables(const Expr& expr, std::unordered_set<const VarNode*>& bound,
+                          std::unordered_set<const VarNode*>& free) {
+  if (const auto* var = As<VarNode>(expr)) {
+    if (!bound.contains(var)) free.insert(var);
+    return;
+  }
+  std::vector<const VarNode*> binds;
+  if (const auto* reduction = As<ReduceNode>(expr)) {
+    for (const Var& axis : reduction->axes) {
+      if (bound.insert(axis.get()).second) binds.push_back(axis.get());
+    }
+  }
+  for (const Expr& operand : Operands(expr)) CollectFreeVariables(operand, bound, free);
+  for (const VarNode* var : binds) bound.erase(var);
+}
+
 }  // namespace
+
+std::unordered_set<const VarNode*> FreeVariables(const Expr& expr) {
+  std::unordered_set<const VarNode*> bound, free;
+  CollectFreeVariables(expr, bound, free);
+  return free;
+}
 
 std::vector<Expr> Operands(const Expr& expr) {
   switch (expr->node_kind()) {

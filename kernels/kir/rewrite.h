@@ -17,6 +17,9 @@ std::vector<Expr> Operands(const Expr& expr);
 // Whether `expr` mentions any of `vars`.
 bool MentionsAny(const Expr& expr, const std::unordered_set<const VarNode*>& vars);
 
+// The variables `expr` mentions that no reduction inside it binds.
+std::unordered_set<const VarNode*> FreeVariables(const Expr& expr);
+
 // Every reduction inside `expr`, outermost first (nested reductions too).
 std::vector<const ReduceNode*> FindReductions(const Expr& expr);
 

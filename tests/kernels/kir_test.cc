@@ -1,7 +1,12 @@
-// The kernel IR's builders, validation and printer.
+// The kernel IR's builders, validation and printer, and the queries of
+// kir/rewrite.h.
 #include "kernels/kir/kir.h"
 
 #include <gtest/gtest.h>
+
+#include <unordered_set>
+
+#include "kernels/kir/rewrite.h"
 
 namespace relay::kernels::kir {
 namespace {
@@ -83,6 +88,29 @@ TEST(KernelIrTest, KernelsThatDifferOnlyInNamesPrintAlike) {
     return PrintKernel(Kernel{"exp", {x, y}, 1, {n}, body});
   };
   EXPECT_EQ(build("first_"), build("second_"));
+}
+
+}  // namespace
+}  // namespace relay::kernels::kir
+
+namespace relay::kernels::kir {
+namespace {
+
+TEST(KernelIrRewriteTest, FreeVariablesLeaveOutWhatReductionsBind) {
+  // sum over k of (a[i, k] - max over m of a[i, m]): i is free; k and m are
+  // bound, each by its own reduction, and the inner maximum alone has only
+  // i free.
+  Buffer a = MakeBuffer("a", DType::kFloat32, {Int(4), Int(5)});
+  Var i(new VarNode("i")), k(new VarNode("k")), m(new VarNode("m"));
+  Expr maximum = Reduce(ReduceOp::kMaximum, {m}, {Int(5)}, Float(-1e30, DType::kFloat32),
+                        Load(a, FlatIndex(a, {i, m})));
+  Expr sum = Reduce(ReduceOp::kSum, {k}, {Int(5)}, Float(0, DType::kFloat32),
+                    Subtract(Load(a, FlatIndex(a, {i, k})), maximum));
+  EXPECT_EQ(FreeVariables(sum), (std::unordered_set<const VarNode*>{i.get()}));
+  EXPECT_EQ(FreeVariables(maximum), (std::unordered_set<const VarNode*>{i.get()}));
+  // The body alone mentions k freely.
+  EXPECT_EQ(FreeVariables(Subtract(Load(a, FlatIndex(a, {i, k})), maximum)),
+            (std::unordered_set<const VarNode*>{i.get(), k.get()}));
 }
 
 }  // namespace

@@ -13,24 +13,17 @@
 #include <sstream>
 #include <string>
 
-#include "compiler/codegen/bytecode_compiler.h"
-#include "compiler/diagnostics.h"
-#include "compiler/frontend.h"
 #include "kernels/compute/cpu_kernels.h"
 #include "relay/devices.h"
 #include "relay/error.h"
+#include "tests/vm/compile_text.h"
 #include "vm/interpreter/virtual_machine.h"
 
 namespace relay {
 namespace {
 
 std::shared_ptr<const vm::Executable> Compile(const std::string& body) {
-  std::string text = "#[version = \"0.0.5\"]\n" + body;
-  Diagnostics diagnostics("profiled.relay", std::make_shared<const std::string>(text));
-  ir::Module module = compiler::ParseAndCheck(diagnostics);
-  if (diagnostics.has_errors()) throw Error(ErrorKind::kInternal, diagnostics.FormatAll());
-  return std::make_shared<const vm::Executable>(
-      codegen::CompileToBytecode(module, &compiler::Prelude()));
+  return testing::CompileText("profiled.relay", body);
 }
 
 // A loop of dense layers through a recursive global, so the trace has
