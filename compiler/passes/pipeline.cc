@@ -7,16 +7,24 @@
 #include "compiler/passes/eta_expansion.h"
 #include "compiler/passes/fuse_operators.h"
 #include "compiler/passes/lambda_lifting.h"
+#include "compiler/passes/loop_inlining.h"
+#include "compiler/passes/loop_invariant_projection.h"
 #include "compiler/passes/pass_util.h"
 
 namespace relay::passes {
 
 namespace {
 
-ir::Function Optimize(const ir::Function& function, const ir::Module& scope,
-                      const ir::Module* fallback) {
-  ir::Function result = EtaExpand(function, scope, fallback);
-  result = ToANormalForm(result);
+// Up to inlining, which needs every function in A-normal form.
+ir::Module Normalize(const ir::Module& module, const ir::Module* fallback) {
+  ir::Module normal = RewriteFunctions(module, [&](const ir::Function& function) {
+    return ToANormalForm(EtaExpand(function, module, fallback));
+  });
+  return InlineCallsInLoops(normal);
+}
+
+ir::Function Optimize(const ir::Function& function) {
+  ir::Function result = HoistLoopInvariantProjections(function);
   result = FoldConstants(result);
   result = EliminateCommonSubexpressions(result);
   result = EliminateDeadCode(result);
@@ -26,16 +34,9 @@ ir::Function Optimize(const ir::Function& function, const ir::Module& scope,
 }  // namespace
 
 OptimizedProgram OptimizeForVm(const ir::Module& program, const ir::Module* prelude) {
-  OptimizedProgram optimized{RewriteFunctions(program,
-                                              [&](const ir::Function& function) {
-                                                return Optimize(function, program, prelude);
-                                              }),
-                             std::nullopt};
-  if (prelude != nullptr) {
-    optimized.prelude = RewriteFunctions(*prelude, [&](const ir::Function& function) {
-      return Optimize(function, *prelude, nullptr);
-    });
-  }
+  OptimizedProgram optimized{RewriteFunctions(Normalize(program, prelude), Optimize), std::nullopt};
+  if (prelude != nullptr)
+    optimized.prelude = RewriteFunctions(Normalize(*prelude, nullptr), Optimize);
   // Last: lifting leaves recursive literals' self-references as operands
   // that are not atomic.
   optimized.program = LiftLambdas(optimized.program);

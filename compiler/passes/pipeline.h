@@ -3,6 +3,8 @@
 //
 //   eta_expansion       constructors and globals used as values -> functions
 //   a_normal_form       operands atomic, shared expressions bound once
+//   loop_inlining       small globals called in loops -> their bodies
+//   loop_invariant_projection  nn.dense of each step's slice -> one product before the loop
 //   constant_folding    operator calls on constants evaluated by the kernels
 //   common_subexpression  a pure value computed twice in a scope, once
 //   dead_code           pure bindings nobody reads, dropped

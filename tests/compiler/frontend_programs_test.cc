@@ -34,9 +34,12 @@
 #include "compiler/ir/type.h"
 #include "compiler/parser/printer.h"
 
-// The one-second bound holds for optimized builds (about 0.4 s in Release).
-// Unoptimized (Debug) and sanitizer builds run several times slower, so
-// they get a looser bound instead of skipping the measurement.
+// The bound is there to catch work that grows faster than the chain (a
+// quadratic pass takes minutes here), not to time the front end: Release
+// builds have taken 0.4 s to 1.2 s on this project's shared two-core
+// machines, so the bound is 2 s. Unoptimized (Debug) and sanitizer builds
+// run several times slower, so they get a looser bound instead of skipping
+// the measurement.
 #if defined(__SANITIZE_ADDRESS__)
 #define RELAY_TEST_UNDER_SANITIZER 1
 #elif defined(__has_feature)
@@ -48,7 +51,7 @@
 #define RELAY_TEST_UNDER_SANITIZER 0
 #endif
 #if defined(__OPTIMIZE__) && !RELAY_TEST_UNDER_SANITIZER
-constexpr double kLetChainCpuSecondsLimit = 1.0;
+constexpr double kLetChainCpuSecondsLimit = 2.0;
 #else
 constexpr double kLetChainCpuSecondsLimit = 10.0;
 #endif

@@ -7,16 +7,20 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <unordered_set>
 
 #include "compiler/diagnostics.h"
 #include "compiler/frontend.h"
 #include "compiler/ir/expr_functor.h"
+#include "compiler/ir/type.h"
 #include "compiler/passes/a_normal_form.h"
 #include "compiler/passes/common_subexpression.h"
 #include "compiler/passes/constant_folding.h"
 #include "compiler/passes/dead_code.h"
 #include "compiler/passes/eta_expansion.h"
 #include "compiler/passes/lambda_lifting.h"
+#include "compiler/passes/loop_inlining.h"
+#include "compiler/passes/loop_invariant_projection.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/pipeline.h"
 #include "compiler/passes/tail_calls.h"
@@ -447,6 +451,152 @@ def @f(%xs: List[int32]) -> List[int32] { @map(@inc, %xs) }
                       .program;
   // The eta-expanded @inc is @inc again: nothing was lifted.
   EXPECT_EQ(lifted.functions().size(), 2u);
+}
+
+// ---- loops: inlining the step, hoisting its projection ---------------------------
+
+// An RNN's shape: a loop over a sequence calling a cell global with the
+// step's slice. @cell_loop's global recursion and the closure's are both
+// loops.
+constexpr char kRnnLoops[] = R"(
+def @cell(%x: Tensor[(1, 3), float32], %h: Tensor[(1, 2), float32],
+          %w: Tensor[(2, 3), float32], %u: Tensor[(2, 2), float32]) -> Tensor[(1, 2), float32] {
+  add(nn.dense(%x, %w), nn.dense(%h, %u))
+}
+def @f(%seq: Tensor[(?, 1, 3), float32], %w: Tensor[(2, 3), float32],
+       %u: Tensor[(2, 2), float32]) -> Tensor[(1, 2), float32] {
+  let %loop = fn (%i: int32, %h: Tensor[(1, 2), float32]) -> Tensor[(1, 2), float32] {
+    if (less(%i, 4)) {
+      let %twice = @cell(take(%seq, %i, axis=0), @cell(take(%seq, %i, axis=0), %h, %w, %u), %w, %u);
+      %loop(add(%i, 1), %twice)
+    } else { %h }
+  };
+  @cell(take(%seq, 0, axis=0), %loop(0, zeros(shape=[1, 2], dtype="float32")), %w, %u)
+}
+def @cell_loop(%seq: Tensor[(?, 1, 3), float32], %i: int32, %h: Tensor[(1, 2), float32],
+               %w: Tensor[(2, 3), float32], %u: Tensor[(2, 2), float32]) -> Tensor[(1, 2), float32] {
+  if (less(%i, 4)) {
+    @cell_loop(%seq, add(%i, 1), @cell(take(%seq, %i, axis=0), %h, %w, %u), %w, %u)
+  } else {
+    @cell(take(%seq, %i, axis=0), %h, %w, %u)
+  }
+}
+)";
+
+Module InlinedRnnLoops() {
+  return passes::InlineCallsInLoops(passes::RewriteFunctions(
+      Check(kRnnLoops), [](const Function& function) { return passes::ToANormalForm(function); }));
+}
+
+int CountGlobalCalls(const Expr& root, const std::string& name) {
+  int count = 0;
+  PostOrderVisit(root, [&](const Expr& expr) {
+    const auto* call = As<CallNode>(expr);
+    const auto* global = call ? As<GlobalVarNode>(call->callee) : nullptr;
+    count += global != nullptr && global->name == name;
+  });
+  return count;
+}
+
+TEST(LoopInliningTest, CellsTakingTheStepsSliceAreInlinedIntoLoops) {
+  const Module inlined = InlinedRnnLoops();
+  const Function f = Global(inlined, "f");
+  // Both calls in the closure are gone (the outer one receives the slice
+  // too); the call after the loop, outside it, keeps its frame.
+  EXPECT_EQ(CountGlobalCalls(f->body, "cell"), 1);
+  EXPECT_EQ(CountCalls(f->body, "nn.dense"), 4);
+  EXPECT_TRUE(InANormalForm(f->body));
+  // Each inlined copy binds variables of its own.
+  std::unordered_set<const VarNode*> bound;
+  PostOrderVisit(f->body, [&](const Expr& expr) {
+    if (const auto* let = As<LetNode>(expr)) {
+      EXPECT_TRUE(bound.insert(let->var.get()).second) << let->var->name_hint << " bound twice";
+    }
+  });
+  // A recursive global is a loop too; its tail call of @cell also takes a
+  // slice indexed by its parameter.
+  EXPECT_EQ(CountGlobalCalls(Global(inlined, "cell_loop")->body, "cell"), 0);
+}
+
+TEST(LoopInliningTest, CallsWithoutASliceOrOfUnsuitableCalleesStay) {
+  const Module inlined = passes::InlineCallsInLoops(passes::RewriteFunctions(
+      Check(R"(
+def @scale(%x: Tensor[(1, 3), float32]) -> Tensor[(1, 3), float32] { multiply(%x, 2f) }
+def @pick(%x: Tensor[(1, 3), float32], %o: Option[int32]) -> Tensor[(1, 3), float32] {
+  match (%o) { Some(%v) => %x, None => multiply(%x, 0f) }
+}
+def @f(%seq: Tensor[(4, 1, 3), float32]) -> Tensor[(1, 3), float32] {
+  let %loop = fn (%i: int32, %acc: Tensor[(1, 3), float32]) -> Tensor[(1, 3), float32] {
+    if (less(%i, 4)) {
+      let %x = take(%seq, %i, axis=0);
+      %loop(add(%i, 1), add(@scale(%acc), @pick(%x, Some(%i))))
+    } else { %acc }
+  };
+  %loop(0, zeros(shape=[1, 3], dtype="float32"))
+}
+)"),
+      [](const Function& function) { return passes::ToANormalForm(function); }));
+  const Function f = Global(inlined, "f");
+  EXPECT_EQ(CountGlobalCalls(f->body, "scale"), 1);  // no slice: keeps its frame
+  EXPECT_EQ(CountGlobalCalls(f->body, "pick"), 1);   // a match: not inlinable
+}
+
+// The closure's body: the value of @f's `let %loop`.
+const FunctionNode* LoopOf(const Function& f) {
+  const FunctionNode* loop = nullptr;
+  PostOrderVisit(f->body, [&](const Expr& expr) {
+    const auto* let = As<LetNode>(expr);
+    if (let != nullptr && let->var->name_hint == "loop") loop = As<FunctionNode>(let->value);
+  });
+  return loop;
+}
+
+TEST(LoopInvariantProjectionTest, EveryStepsProjectionIsOneProductBeforeTheLoop) {
+  const Function f = passes::EliminateDeadCode(
+      passes::HoistLoopInvariantProjections(Global(InlinedRnnLoops(), "f")));
+  const FunctionNode* loop = LoopOf(f);
+  ASSERT_NE(loop, nullptr);
+  // In the loop: only the hidden state's products; the two slices of the
+  // same sequence by the same weight share one projection, taken by row.
+  EXPECT_EQ(CountCalls(loop->body, "nn.dense"), 2);
+  EXPECT_EQ(CountCalls(loop->body, "take"), 2);
+  int projections = 0;
+  PostOrderVisit(f->body, [&](const Expr& expr) {
+    const auto* let = As<LetNode>(expr);
+    const auto* call = let ? As<CallNode>(let->value) : nullptr;
+    const auto* op = call ? As<OpNode>(call->callee) : nullptr;
+    if (op == nullptr || op->name() != "nn.dense" || call->args[0]->kind() != NodeKind::kVar)
+      return;
+    if (As<VarNode>(call->args[0])->name_hint != "seq") return;
+    ++projections;
+    EXPECT_EQ(ir::TypeToString(let->var->checked_type()), "Tensor[(?, 1, 2), float32]");
+  });
+  EXPECT_EQ(projections, 1);
+}
+
+TEST(LoopInvariantProjectionTest, WhatTheLoopChangesOrDoesNotCountStays) {
+  const Function f = AfterAnf(R"(
+def @f(%seq: Tensor[(4, 4, 3), float32], %w: Tensor[(2, 3), float32]) -> Tensor[(4, 2), float32] {
+  let %loop = fn (%i: int32, %v: Tensor[(2, 3), float32], %acc: Tensor[(4, 2), float32]) -> Tensor[(4, 2), float32] {
+    if (less(%i, 4)) {
+      let %by_state = nn.dense(take(%seq, %i, axis=0), %v);
+      let %by_constant_row = nn.dense(take(%seq, 1, axis=0), %w);
+      let %by_axis_one = nn.dense(take(%seq, %i, axis=1), %w);
+      %loop(add(%i, 1), multiply(%v, 2f), add(%acc, add(%by_state, add(%by_constant_row, %by_axis_one))))
+    } else { %acc }
+  };
+  let %once = fn (%i: int32) -> Tensor[(4, 2), float32] { nn.dense(take(%seq, %i, axis=0), %w) };
+  add(%loop(0, %w, zeros(shape=[4, 2], dtype="float32")), %once(1))
+}
+)",
+                              passes::HoistLoopInvariantProjections);
+  // A weight the loop passes on changed, a row that is not the step's, a
+  // slice along another axis, and a function that is not a loop: nothing
+  // moves.
+  EXPECT_EQ(CountCalls(f->body, "nn.dense"), 4);
+  const FunctionNode* loop = LoopOf(f);
+  ASSERT_NE(loop, nullptr);
+  EXPECT_EQ(CountCalls(loop->body, "nn.dense"), 3);
 }
 
 }  // namespace
