@@ -5,10 +5,11 @@
 //
 // Precision: dot products (dense, matmul, batch_matmul) accumulate in
 // DotAccumulator(out_dtype): float32 for float32 and float16, as BLAS does;
-// integer dot products accumulate in out_dtype and wrap. Softmax and the
-// normalisations compute in float64 and round once to the output dtype, as
-// the reductions do (reduction_compute.cc). The normalisations' variance is
-// E[x^2] - E[x]^2 in float64 (clamped at 0), one pass over the reduced
+// integer dot products accumulate in out_dtype and wrap. Softmax computes
+// in float32 for float32 and float16 data (float64 for float64), as PyTorch
+// and ONNX Runtime do. The normalisations compute in float64 and round once
+// to the output dtype, as the reductions do (reduction_compute.cc). Their
+// variance is E[x^2] - E[x]^2 in float64 (clamped at 0), one pass over the reduced
 // elements; for float32 data this loses nothing visible unless |mean| / std
 // exceeds about 1e5.
 //
@@ -162,23 +163,33 @@ TensorExpr PRelu(std::span<const TensorExpr> inputs, const Attrs& attrs) {
 // softmax(x)_i = exp(x_i - m) / sum_k exp(x_k - m) and log_softmax(x)_i =
 // (x_i - m) - log(sum_k exp(x_k - m)), m the maximum along the axis, so that
 // no exponential overflows.
+// Softmax computes in float32 for float32 and float16 data, as PyTorch and
+// ONNX Runtime do: the maximum is exact, each exponential is within an ulp
+// or two, and a sum of float32 terms in lanes loses a few ulps; float64 cost
+// twice the time for digits no float32 result keeps.
+DType SoftmaxPrecision(DType dtype) {
+  return dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+}
+
 ComputeFunction Softmax(bool logarithm) {
   return [logarithm](std::span<const TensorExpr> inputs, const Attrs& attrs) {
     const TensorExpr data = inputs[0];
     const size_t axis = NormalizeAxis(IntAttr(attrs, "axis"), data.ndim());
     const Expr extent = data.shape[axis];
+    const DType wide = SoftmaxPrecision(data.dtype);
+    auto widen = [wide](const Expr& value) { return Cast(wide, value); };
     return TensorExpr{
         data.shape, data.dtype, [=](const std::vector<Expr>& indices) {
           Var max_axis(new VarNode("m"));
           Expr maximum = Reduce(ReduceOp::kMaximum, {max_axis}, {extent},
-                                Float(-std::numeric_limits<double>::infinity(), kWide),
-                                Wide(data.at(Replaced(indices, axis, max_axis))));
+                                Float(-std::numeric_limits<double>::infinity(), wide),
+                                widen(data.at(Replaced(indices, axis, max_axis))));
           Var sum_axis(new VarNode("s"));
           Expr shifted_term = Binary(BinaryOp::kSubtract,
-                                     Wide(data.at(Replaced(indices, axis, sum_axis))), maximum);
-          Expr sum = Reduce(ReduceOp::kSum, {sum_axis}, {extent}, Float(0, kWide),
+                                     widen(data.at(Replaced(indices, axis, sum_axis))), maximum);
+          Expr sum = Reduce(ReduceOp::kSum, {sum_axis}, {extent}, Float(0, wide),
                             Unary(UnaryOp::kExp, shifted_term));
-          Expr shifted = Binary(BinaryOp::kSubtract, Wide(data.at(indices)), maximum);
+          Expr shifted = Binary(BinaryOp::kSubtract, widen(data.at(indices)), maximum);
           Expr value = logarithm ? Binary(BinaryOp::kSubtract, shifted, Unary(UnaryOp::kLog, sum))
                                  : Binary(BinaryOp::kDivide, Unary(UnaryOp::kExp, shifted), sum);
           return Cast(data.dtype, value);

@@ -706,8 +706,19 @@ class Lowering {
 
   llvm::Value* Combine(ReduceOp op, DType dtype, llvm::Value* accumulator, llvm::Value* value) {
     switch (op) {
-      case ReduceOp::kSum:
-        return LowerBinary(BinaryOp::kAdd, dtype, accumulator, value);
+      case ReduceOp::kSum: {
+        if (!IsFloat(dtype)) return LowerBinary(BinaryOp::kAdd, dtype, accumulator, value);
+        // The order of a floating-point sum is the loop vectoriser's to
+        // choose (lanes of partial sums, added at the end), as BLAS and
+        // every framework's reductions do: without this, each sum is one
+        // serial chain of additions and its terms (softmax's exponentials)
+        // are computed a lane at a time.
+        llvm::IRBuilderBase::FastMathFlagGuard guard(builder_);
+        llvm::FastMathFlags flags = builder_.getFastMathFlags();
+        flags.setAllowReassoc(true);
+        builder_.setFastMathFlags(flags);
+        return builder_.CreateFAdd(accumulator, value);
+      }
       case ReduceOp::kProduct:
         return LowerBinary(BinaryOp::kMultiply, dtype, accumulator, value);
       // NaN-propagating for floats; AND and OR for bools (i1 compared unsigned).
