@@ -4,6 +4,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 
@@ -99,6 +100,7 @@ class Lowering {
   }
 
   void BindKernelArguments(FunctionState& state) {
+    DeclareBufferScopes();
     for (size_t index = 0; index < kernel_.params.size(); ++index) {
       llvm::Value* slot = builder_.CreateConstInBoundsGEP1_64(Pointer(), state.buffers, index);
       state.buffer_pointers[kernel_.params[index].get()] =
@@ -110,6 +112,41 @@ class Lowering {
       state.variables[kernel_.dims[index].get()] =
           builder_.CreateLoad(builder_.getInt64Ty(), slot, kernel_.dims[index]->name);
     }
+  }
+
+  // One alias scope per parameter buffer: the buffers never overlap (see
+  // lower_kernel.h), and saying so lets LLVM keep loads of one buffer
+  // across stores to another (a take's index, read once, not per element)
+  // and vectorise loops without run-time overlap checks, which it cannot
+  // build where an address depends on loaded data.
+  void DeclareBufferScopes() {
+    if (!buffer_scopes_.empty()) return;
+    llvm::MDBuilder metadata(*context_);
+    llvm::MDNode* domain = metadata.createAnonymousAliasScopeDomain(entry_name_);
+    std::vector<llvm::Metadata*> scopes;
+    for (const Buffer& param : kernel_.params) {
+      scopes.push_back(metadata.createAnonymousAliasScope(domain, param->name));
+    }
+    for (size_t index = 0; index < kernel_.params.size(); ++index) {
+      std::vector<llvm::Metadata*> others;
+      for (size_t other = 0; other < scopes.size(); ++other) {
+        if (other != index) others.push_back(scopes[other]);
+      }
+      buffer_scopes_[kernel_.params[index].get()] = {
+          llvm::MDNode::get(*context_, {scopes[index]}), llvm::MDNode::get(*context_, others)};
+    }
+  }
+
+  // Marks `access` (a load or store of `buffer`) with the buffer's scope,
+  // when the buffer is a parameter (not a kernel-local allocation).
+  llvm::Value* InScope(llvm::Value* access, const Buffer& buffer) {
+    auto scopes = buffer_scopes_.find(buffer.get());
+    auto* instruction = llvm::dyn_cast<llvm::Instruction>(access);
+    if (scopes != buffer_scopes_.end() && instruction != nullptr) {
+      instruction->setMetadata(llvm::LLVMContext::MD_alias_scope, scopes->second.scope);
+      instruction->setMetadata(llvm::LLVMContext::MD_noalias, scopes->second.others);
+    }
+    return access;
   }
 
   // ---- statements ------------------------------------------------------------------
@@ -132,7 +169,8 @@ class Lowering {
         llvm::Value* value = LowerExpr(store->value, state);
         if (store->buffer->dtype == DType::kBool)
           value = builder_.CreateZExt(value, builder_.getInt8Ty());
-        builder_.CreateStore(value, ElementAddress(store->buffer, store->index, state));
+        InScope(builder_.CreateStore(value, ElementAddress(store->buffer, store->index, state)),
+                store->buffer);
         return;
       }
       case NodeKind::kSequence:
@@ -418,13 +456,15 @@ class Lowering {
         if (StrideIn(store->index, simd.var) == 1) {
           llvm::Value* address = LaneZeroAddress(store->buffer, store->index, state, simd);
           if (simd.mask) {
-            builder_.CreateMaskedStore(value, address, align, simd.mask);
+            InScope(builder_.CreateMaskedStore(value, address, align, simd.mask), store->buffer);
           } else {
-            builder_.CreateAlignedStore(value, address, align);
+            InScope(builder_.CreateAlignedStore(value, address, align), store->buffer);
           }
         } else {
-          builder_.CreateMaskedScatter(
-              value, LaneAddresses(store->buffer, store->index, state, simd), align, simd.mask);
+          InScope(builder_.CreateMaskedScatter(
+                      value, LaneAddresses(store->buffer, store->index, state, simd), align,
+                      simd.mask),
+                  store->buffer);
         }
         return;
       }
@@ -499,6 +539,7 @@ class Lowering {
                                               LaneAddresses(load->buffer, load->index, state, simd),
                                               align, simd.mask, llvm::Constant::getNullValue(type));
         }
+        InScope(value, load->buffer);
         if (load->buffer->dtype == DType::kBool)
           value = builder_.CreateICmpNE(value, llvm::Constant::getNullValue(type));
         return value;
@@ -567,8 +608,10 @@ class Lowering {
       }
       case NodeKind::kLoad: {
         const auto* load = As<LoadNode>(expr);
-        llvm::Value* value = builder_.CreateLoad(MemoryType(load->buffer->dtype),
-                                                 ElementAddress(load->buffer, load->index, state));
+        llvm::Value* value =
+            InScope(builder_.CreateLoad(MemoryType(load->buffer->dtype),
+                                        ElementAddress(load->buffer, load->index, state)),
+                    load->buffer);
         if (load->buffer->dtype == DType::kBool)
           value = builder_.CreateICmpNE(value, builder_.getInt8(0));
         return value;
@@ -982,6 +1025,12 @@ class Lowering {
   // Values of reductions computed ahead of an enclosing reduction's loops.
   std::unordered_map<const ReduceNode*, llvm::Value*> hoisted_reductions_;
   int outlined_count_ = 0;
+  // Per parameter buffer: its alias scope, and the list of the others'.
+  struct BufferScopes {
+    llvm::MDNode* scope;
+    llvm::MDNode* others;
+  };
+  std::unordered_map<const BufferNode*, BufferScopes> buffer_scopes_;
 };
 
 }  // namespace

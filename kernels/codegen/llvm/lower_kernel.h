@@ -7,6 +7,12 @@
 // vectorised and unrolled loops carry LLVM loop metadata asking for exactly
 // that. Nested parallel loops run serially inside the outer one.
 //
+// The kernel's buffers (inputs, outputs, workspaces) must not overlap: each
+// is its own allocation, as the VM and RunOperator make them. The IR tells
+// LLVM so (an alias scope per buffer), which is what lets it hoist a load
+// of one buffer out of a loop that stores to another and vectorise loops
+// whose addresses depend on loaded values (a take's index).
+//
 // Integer division and remainder by zero yield 0 (and INT_MIN / -1 wraps)
 // instead of trapping: data must never crash the process.
 #pragma once
