@@ -10,6 +10,7 @@
 #include "compiler/passes/loop_inlining.h"
 #include "compiler/passes/loop_invariant_projection.h"
 #include "compiler/passes/pass_util.h"
+#include "compiler/passes/split_to_slices.h"
 
 namespace relay::passes {
 
@@ -28,6 +29,7 @@ ir::Function Optimize(const ir::Function& function) {
   result = FoldConstants(result);
   result = EliminateCommonSubexpressions(result);
   result = EliminateDeadCode(result);
+  result = SplitsToSlices(result);
   return FuseOperators(result);
 }
 

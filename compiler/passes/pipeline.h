@@ -8,6 +8,7 @@
 //   constant_folding    operator calls on constants evaluated by the kernels
 //   common_subexpression  a pure value computed twice in a scope, once
 //   dead_code           pure bindings nobody reads, dropped
+//   split_to_slices     projections of a split -> strided slices, which fuse
 //   fuse_operators      operator chains -> primitive functions (one kernel each)
 //   lambda_lifting      function literals -> globals taking their captured values
 //
