@@ -1,5 +1,7 @@
 #include "compiler/passes/fuse_operators.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -46,14 +48,36 @@ bool IsInjective(FusionPattern pattern) {
          pattern == FusionPattern::kInjective;
 }
 
-// A group under construction: its result as a call tree over the operands
-// of the calls it absorbed.
-struct Group {
-  Expr tree;
-  FusionPattern root = FusionPattern::kOpaque;
-  bool has_anchor = false;
-  size_t size = 1;
-};
+// Whether a tensor of `type` is small enough that computing it again, where
+// a kernel uses it twice, costs less than a kernel of its own: a kernel
+// call costs about a microsecond, a few thousand operations. Not a scalar:
+// the VM computes arithmetic on those itself, without a kernel.
+bool IsSmallTensor(const Type& type) {
+  const auto* tensor = As<TensorTypeNode>(type);
+  if (tensor == nullptr || tensor->shape.empty()) return false;
+  int64_t elements = 1;
+  for (int64_t extent : tensor->shape) {
+    if (extent == kAnyDim) return false;
+    elements *= extent;
+    if (elements > kMaximumRepeatedElements) return false;
+  }
+  return true;
+}
+
+// Whether a producer with pattern `producer` may be computed inside the
+// kernel of its user, an operator with pattern `user`.
+bool MayAbsorb(FusionPattern user, FusionPattern producer) {
+  switch (user) {
+    case FusionPattern::kElementwise:
+    case FusionPattern::kBroadcast:
+      return IsInjective(producer) || IsAnchor(producer);
+    case FusionPattern::kInjective:
+    case FusionPattern::kCommReduce:
+      return IsInjective(producer);
+    default:
+      return false;
+  }
+}
 
 class Fuser {
  public:
@@ -65,51 +89,66 @@ class Fuser {
     });
   }
 
+  // Groups the operator bindings of one let chain (and of the scopes nested
+  // in it, recursively).
   Expr Rewrite(const Expr& root) {
-    struct Binding {
-      Var var;
-      Expr value;
-    };
+    // The chain's bindings, then its body as a binding without a variable.
     std::vector<Binding> bindings;
-    // The single-use fusable bindings of this scope not absorbed yet; those
-    // bound since the last other binding may still be.
-    std::unordered_map<const VarNode*, Group> groups;
-    std::unordered_map<const VarNode*, Group*> open;
     Expr expr = root;
     while (const auto* let = As<LetNode>(expr)) {
-      Expr value = RewriteOne(let->value);
-      if (FusableOperator(value)) {
-        Group group = Build(value, open, groups);
-        if (uses_[let->var.get()] == 1) {
-          open[let->var.get()] = &(groups[let->var.get()] = std::move(group));
-          bindings.push_back({let->var, Expr()});  // filled in unless absorbed
-          expr = let->body;
-          continue;
-        }
-        value = Finish(group, value);
-      }
-      // Any other binding closes the open groups: moving one past it would
-      // keep the group's inputs alive longer (a large tensor, say).
-      open.clear();
-      bindings.push_back({let->var, std::move(value)});
+      bindings.push_back(MakeBinding(let->var, RewriteOne(let->value)));
       expr = let->body;
     }
-    Expr body = RewriteOne(expr);
-    if (FusableOperator(body)) body = Finish(Build(body, open, groups), body);
-    // Groups nobody absorbed are computed where they were bound.
-    for (auto binding = bindings.rbegin(); binding != bindings.rend(); ++binding) {
-      Expr value = binding->value;
-      if (!value) {
-        auto group = groups.find(binding->var.get());
-        if (group == groups.end()) continue;  // absorbed by its user
-        value = Finish(group->second, group->second.tree);
+    bindings.push_back(MakeBinding(Var(), RewriteOne(expr)));
+    AssignGroups(bindings);
+
+    // Each group is computed where its root was bound; its other members
+    // disappear into it.
+    std::unordered_map<const VarNode*, Expr> member_trees;
+    Expr body;
+    for (size_t index = 0; index < bindings.size(); ++index) {
+      Binding& binding = bindings[index];
+      if (binding.definition != nullptr) {
+        Expr tree = GroupTree(bindings, index, member_trees);
+        if (binding.root != index) {
+          member_trees[binding.var.get()] = tree;
+          continue;
+        }
+        binding.value = Finish(binding.group_size, tree, binding.value);
       }
-      body = TypedLet(binding->var, value, body);
+      if (index + 1 == bindings.size()) body = binding.value;
+    }
+    for (size_t index = bindings.size() - 1; index-- > 0;) {
+      const Binding& binding = bindings[index];
+      if (binding.definition == nullptr || binding.root == index) {
+        body = TypedLet(binding.var, binding.value, body);
+      }
     }
     return body;
   }
 
  private:
+  struct Binding {
+    Var var;  // null for the chain's body
+    Expr value;
+    // Null for values that are not fusable operator calls.
+    const kernels::OperatorDefinition* definition = nullptr;
+    // The binding whose kernel computes this one (itself for a group's root).
+    size_t root = 0;
+    // How many times the group's kernel evaluates this value per element
+    // it stores: 1, or more where it is used twice in the group (or by a
+    // value used twice).
+    int evaluations = 1;
+    // For a group's root: the group's members and anchors.
+    size_t group_size = 0;
+    int group_anchors = 0;
+  };
+
+  static Binding MakeBinding(const Var& var, Expr value) {
+    Binding binding{.var = var, .value = value, .definition = FusableOperator(value)};
+    return binding;
+  }
+
   Expr RewriteOne(const Expr& expr) {
     if (const auto* function = As<FunctionNode>(expr)) {
       if (IsPrimitive(*function)) return expr;
@@ -124,66 +163,118 @@ class Fuser {
     return WithTypedChildren(expr, children);
   }
 
-  // The group of `call`, absorbing the open groups of its operands where
-  // the patterns allow.
-  Group Build(const Expr& call_expr, std::unordered_map<const VarNode*, Group*>& open,
-              std::unordered_map<const VarNode*, Group>& groups) {
-    const auto* call = As<CallNode>(call_expr);
-    const FusionPattern pattern = FusableOperator(call_expr)->pattern;
-    Group group;
-    group.root = pattern;
-    group.has_anchor = IsAnchor(pattern);
-    std::vector<Expr> args;
-    for (const Expr& arg : call->args) {
-      const auto* var = As<VarNode>(arg);
-      auto producer = var ? open.find(var) : open.end();
-      bool absorb = false;
-      if (producer != open.end() && group.size + producer->second->size <= kMaximumGroup) {
-        const Group& inner = *producer->second;
-        switch (pattern) {
-          case FusionPattern::kElementwise:
-          case FusionPattern::kBroadcast:
-            absorb = IsInjective(inner.root) || (IsAnchor(inner.root) && !group.has_anchor);
-            absorb = absorb && !(inner.has_anchor && group.has_anchor);
-            break;
-          case FusionPattern::kInjective:
-          case FusionPattern::kCommReduce:
-            absorb = IsInjective(inner.root) && !(inner.has_anchor && group.has_anchor);
-            break;
-          default:
-            break;
-        }
-      }
-      if (absorb) {
-        const Group& inner = *producer->second;
-        group.size += inner.size;
-        group.has_anchor = group.has_anchor || inner.has_anchor;
-        args.push_back(inner.tree);
-        open.erase(producer);
-        groups.erase(var);
-      } else {
-        args.push_back(arg);
+  // Decides, from the chain's end backwards, which group each operator
+  // binding joins: the group of its users when they all lie in one group
+  // that may compute it, otherwise a group of its own.
+  void AssignGroups(std::vector<Binding>& bindings) {
+    std::unordered_map<const VarNode*, size_t> position;
+    for (size_t index = 0; index + 1 < bindings.size(); ++index) {
+      position[bindings[index].var.get()] = index;
+    }
+    // users[i]: the operator bindings using binding i's value, once per use.
+    std::vector<std::vector<size_t>> users(bindings.size());
+    for (size_t index = 0; index < bindings.size(); ++index) {
+      if (bindings[index].definition == nullptr) continue;
+      for (const Expr& arg : As<CallNode>(bindings[index].value)->args) {
+        const auto* var = As<VarNode>(arg);
+        auto producer = var ? position.find(var) : position.end();
+        if (producer != position.end()) users[producer->second].push_back(index);
       }
     }
-    group.tree = WithTypedChildren(call_expr, [&] {
-      std::vector<Expr> children{call->callee};
-      children.insert(children.end(), args.begin(), args.end());
-      return children;
-    }());
-    return group;
+    // The latest binding at or before each position that is not an operator
+    // call: a group may not move a value past one (see the header).
+    std::vector<size_t> barrier_before(bindings.size() + 1, 0);
+    for (size_t index = 0; index < bindings.size(); ++index) {
+      barrier_before[index + 1] =
+          bindings[index].definition == nullptr ? index + 1 : barrier_before[index];
+    }
+    for (size_t index = bindings.size(); index-- > 0;) {
+      Binding& binding = bindings[index];
+      if (binding.definition == nullptr) continue;
+      binding.root = index;
+      if (std::optional<size_t> root = JoinableGroup(bindings, index, users[index], barrier_before)) {
+        binding.root = *root;
+        binding.evaluations = Evaluations(bindings, users[index]);
+        ++bindings[*root].group_size;
+        bindings[*root].group_anchors += IsAnchor(binding.definition->pattern) ? 1 : 0;
+        continue;
+      }
+      binding.group_size = 1;
+      binding.group_anchors = IsAnchor(binding.definition->pattern) ? 1 : 0;
+    }
+  }
+
+  // How many times a kernel evaluates a value with these users per element
+  // it stores (capped, so that it cannot overflow).
+  static int Evaluations(const std::vector<Binding>& bindings, const std::vector<size_t>& users) {
+    int evaluations = 0;
+    for (size_t user : users) {
+      evaluations = std::min(evaluations + bindings[user].evaluations, kMaximumEvaluations + 1);
+    }
+    return evaluations;
+  }
+
+  // The root of the group binding `index` may join, if any.
+  std::optional<size_t> JoinableGroup(const std::vector<Binding>& bindings, size_t index,
+                                      const std::vector<size_t>& users,
+                                      const std::vector<size_t>& barrier_before) {
+    const Binding& binding = bindings[index];
+    // Every use must be an operand of an operator in this chain: a value
+    // used in a nested scope, by anything else, or as the chain's result is
+    // needed as a tensor of its own.
+    if (users.empty() || uses_[binding.var.get()] != static_cast<int>(users.size())) {
+      return std::nullopt;
+    }
+    const size_t root = bindings[users.front()].root;
+    const FusionPattern pattern = binding.definition->pattern;
+    for (size_t user : users) {
+      if (bindings[user].root != root ||
+          !MayAbsorb(bindings[user].definition->pattern, pattern)) {
+        return std::nullopt;
+      }
+    }
+    const int evaluations = Evaluations(bindings, users);
+    if (bindings[root].group_size + 1 > kMaximumGroup) return std::nullopt;
+    // An anchor is computed once per kernel: never inside a value the
+    // kernel evaluates repeatedly, and one at most.
+    if (IsAnchor(pattern) && (evaluations > 1 || bindings[root].group_anchors > 0)) {
+      return std::nullopt;
+    }
+    if (evaluations > 1 && (evaluations > kMaximumEvaluations ||
+                            !IsSmallTensor(binding.value->checked_type()))) {
+      return std::nullopt;
+    }
+    if (barrier_before[root + 1] > index) return std::nullopt;
+    return root;
+  }
+
+  // The expression of binding `index` over the group's operands, with the
+  // values of its members (already built, in `member_trees`) in place of
+  // their variables.
+  static Expr GroupTree(const std::vector<Binding>& bindings, size_t index,
+                        const std::unordered_map<const VarNode*, Expr>& member_trees) {
+    const auto* call = As<CallNode>(bindings[index].value);
+    std::vector<Expr> children{call->callee};
+    for (const Expr& arg : call->args) {
+      const auto* var = As<VarNode>(arg);
+      auto member = var ? member_trees.find(var) : member_trees.end();
+      children.push_back(member != member_trees.end() ? member->second : arg);
+    }
+    return WithTypedChildren(bindings[index].value, children);
   }
 
   // A group of one operator stays a plain call; a larger one becomes a
   // call of a primitive function whose parameters are the group's
   // distinct operands.
-  static Expr Finish(const Group& group, const Expr& call) {
-    if (group.size == 1) return call;
+  static Expr Finish(size_t size, const Expr& tree, const Expr& call) {
+    if (size == 1) return call;
     std::vector<Expr> operands;
     std::unordered_map<const ExprNode*, Var> params;
     std::vector<Var> param_list;
-    // Rebuild the tree over parameters, in evaluation order.
+    // Rebuild the tree over parameters, in evaluation order. A member used
+    // twice is one node of the tree, rebuilt once.
     std::unordered_map<const ExprNode*, Expr> rebuilt;
-    PostOrderVisit(group.tree, [&](const Expr& expr) {
+    PostOrderVisit(tree, [&](const Expr& expr) {
       const auto* node = As<CallNode>(expr);
       if (node == nullptr) return;
       std::vector<Expr> children{node->callee};
@@ -203,7 +294,7 @@ class Fuser {
       }
       rebuilt[expr.get()] = WithTypedChildren(expr, children);
     });
-    Expr body = rebuilt.at(group.tree.get());
+    Expr body = rebuilt.at(tree.get());
     Expr function = Make<FunctionNode>(
         param_list, body, body->checked_type(), std::vector<TypeVar>{},
         kernels::Attrs{{kPrimitiveAttr, kernels::AttrValue::Int(1)}}, call->span());

@@ -18,11 +18,13 @@
 #include "compiler/passes/constant_folding.h"
 #include "compiler/passes/dead_code.h"
 #include "compiler/passes/eta_expansion.h"
+#include "compiler/passes/fuse_operators.h"
 #include "compiler/passes/lambda_lifting.h"
 #include "compiler/passes/loop_inlining.h"
 #include "compiler/passes/loop_invariant_projection.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/pipeline.h"
+#include "compiler/passes/split_to_slices.h"
 #include "compiler/passes/tail_calls.h"
 #include "kernels/operator.h"
 
@@ -597,6 +599,161 @@ def @f(%seq: Tensor[(4, 4, 3), float32], %w: Tensor[(2, 3), float32]) -> Tensor[
   const FunctionNode* loop = LoopOf(f);
   ASSERT_NE(loop, nullptr);
   EXPECT_EQ(CountCalls(loop->body, "nn.dense"), 3);
+}
+
+// The strided_slice calls under `root`, as (begin, end, axes) lists.
+std::vector<std::vector<std::vector<int64_t>>> Slices(const Expr& root) {
+  std::vector<std::vector<std::vector<int64_t>>> slices;
+  PostOrderVisit(root, [&](const Expr& expr) {
+    const auto* call = As<CallNode>(expr);
+    const auto* op = call ? As<OpNode>(call->callee) : nullptr;
+    if (op == nullptr || op->name() != "strided_slice") return;
+    std::vector<std::vector<int64_t>> lists(3);
+    for (const auto& [name, value] : call->attrs) {
+      if (name == "begin") lists[0] = value.as_int_list();
+      if (name == "end") lists[1] = value.as_int_list();
+      if (name == "axes") lists[2] = value.as_int_list();
+    }
+    slices.push_back(lists);
+  });
+  std::sort(slices.begin(), slices.end());
+  return slices;
+}
+
+TEST(SplitToSlicesTest, ProjectionsBecomeSlicesOfTheSplitsOperand) {
+  const Function f = AfterAnf(R"(
+def @f(%x: Tensor[(2, 8), float32]) -> Tensor[(2, 3), float32] {
+  let %parts = split(%x, indices_or_sections=[3, 5], axis=-1);
+  add(%parts.0, multiply(%parts.2, sum(%parts.1, axis=[1], keepdims=True)))
+}
+)",
+                              passes::SplitsToSlices);
+  EXPECT_EQ(CountCalls(f->body, "split"), 0);
+  EXPECT_EQ(CountKind(f->body, NodeKind::kTupleGetItem), 0);
+  // Parts of 3, 2 and 3 columns along axis 1 (given as -1).
+  const std::vector<std::vector<std::vector<int64_t>>> expected = {
+      {{0}, {3}, {1}}, {{3}, {5}, {1}}, {{5}, {8}, {1}}};
+  EXPECT_EQ(Slices(f->body), expected);
+  // Each slice is typed as its part was.
+  std::vector<std::vector<int64_t>> shapes;
+  PostOrderVisit(f->body, [&](const Expr& expr) {
+    const auto* call = As<CallNode>(expr);
+    const auto* op = call ? As<OpNode>(call->callee) : nullptr;
+    if (op == nullptr || op->name() != "strided_slice") return;
+    const auto* type = As<TensorTypeNode>(expr->checked_type());
+    ASSERT_NE(type, nullptr);
+    shapes.push_back(type->shape);
+  });
+  std::sort(shapes.begin(), shapes.end());
+  const std::vector<std::vector<int64_t>> expected_shapes = {{2, 2}, {2, 3}, {2, 3}};
+  EXPECT_EQ(shapes, expected_shapes);
+}
+
+TEST(SplitToSlicesTest, ATupleUsedWholeOrOfUnknownPartsStays) {
+  const Function whole = AfterAnf(R"(
+def @f(%x: Tensor[(4, 2), float32]) -> ((Tensor[(2, 2), float32], Tensor[(2, 2), float32]), Tensor[(2, 2), float32]) {
+  let %parts = split(%x, indices_or_sections=2, axis=0);
+  (%parts, %parts.1)
+}
+)",
+                                  passes::SplitsToSlices);
+  EXPECT_EQ(CountCalls(whole->body, "split"), 1);
+  EXPECT_TRUE(Slices(whole->body).empty());
+  const Function unknown = AfterAnf(R"(
+def @f(%x: Tensor[(?, 2), float32]) -> Tensor[(?, 2), float32] {
+  let %parts = split(%x, indices_or_sections=2, axis=0);
+  %parts.0
+}
+)",
+                                    passes::SplitsToSlices);
+  EXPECT_EQ(CountCalls(unknown->body, "split"), 1);
+}
+
+// The primitive functions (fused kernels) under `root`, and the operator
+// calls outside them.
+int CountPrimitives(const Expr& root) {
+  int count = 0;
+  PostOrderVisit(root, [&](const Expr& expr) {
+    const auto* function = As<FunctionNode>(expr);
+    if (function != nullptr && passes::IsPrimitive(*function)) ++count;
+  });
+  return count;
+}
+int CountCallsOutsidePrimitives(const Expr& root, const std::string& op) {
+  int count = CountCalls(root, op);
+  PostOrderVisit(root, [&](const Expr& expr) {
+    const auto* function = As<FunctionNode>(expr);
+    if (function != nullptr && passes::IsPrimitive(*function)) {
+      count -= CountCalls(function->body, op);
+    }
+  });
+  return count;
+}
+
+TEST(FuseOperatorsTest, ASmallValueUsedTwiceJoinsItsUsersKernel) {
+  const Function f = AfterAnf(R"(
+def @f(%x: Tensor[(4, 8), float32], %w: Tensor[(16, 8), float32]) -> Tensor[(4, 16), float32] {
+  let %gate = sigmoid(nn.dense(%x, %w));
+  multiply(%gate, add(%gate, 1f))
+}
+)",
+                              passes::FuseOperators);
+  // One kernel evaluates the gate twice per element; the dense, which no
+  // kernel computes twice, is a kernel of its own.
+  EXPECT_EQ(CountPrimitives(f->body), 1);
+  EXPECT_EQ(CountCallsOutsidePrimitives(f->body, "nn.dense"), 1);
+  EXPECT_EQ(CountCallsOutsidePrimitives(f->body, "sigmoid"), 0);
+  EXPECT_EQ(CountCallsOutsidePrimitives(f->body, "multiply"), 0);
+}
+
+TEST(FuseOperatorsTest, ALargeValueUsedTwiceIsComputedOnce) {
+  const Function f = AfterAnf(R"(
+def @f(%x: Tensor[(64, 8), float32], %w: Tensor[(64, 8), float32]) -> Tensor[(64, 64), float32] {
+  let %gate = sigmoid(nn.dense(%x, %w));
+  multiply(%gate, add(%gate, 1f))
+}
+)",
+                              passes::FuseOperators);
+  // 4096 elements: the dense and its sigmoid make one kernel, the rest
+  // another that reads the gate.
+  EXPECT_EQ(CountPrimitives(f->body), 2);
+  EXPECT_EQ(CountCallsOutsidePrimitives(f->body, "nn.dense"), 0);
+  EXPECT_EQ(CountCalls(f->body, "sigmoid"), 1);
+}
+
+TEST(FuseOperatorsTest, RepeatedEvaluationIsBoundedAndNeverOfAnAnchor) {
+  // Each value is used twice by the next: evaluating v1 inside v6's kernel
+  // would take 32 evaluations per element.
+  const Function doubling = AfterAnf(R"(
+def @f(%x: Tensor[(4), float32]) -> Tensor[(4), float32] {
+  let %v1 = add(%x, %x);
+  let %v2 = add(%v1, %v1);
+  let %v3 = add(%v2, %v2);
+  let %v4 = add(%v3, %v3);
+  let %v5 = add(%v4, %v4);
+  add(%v5, %v5)
+}
+)",
+                                     passes::FuseOperators);
+  EXPECT_EQ(CountPrimitives(doubling->body), 2);
+  const Function anchor = AfterAnf(R"(
+def @f(%x: Tensor[(4, 8), float32], %w: Tensor[(16, 8), float32]) -> Tensor[(4, 16), float32] {
+  let %d = nn.dense(%x, %w);
+  multiply(%d, %d)
+}
+)",
+                                   passes::FuseOperators);
+  EXPECT_EQ(CountPrimitives(anchor->body), 0);
+  EXPECT_EQ(CountCallsOutsidePrimitives(anchor->body, "nn.dense"), 1);
+  // Scalars stay apart: the VM computes their arithmetic without a kernel.
+  const Function scalar = AfterAnf(R"(
+def @f(%x: float32) -> float32 {
+  let %y = add(%x, 1f);
+  multiply(%y, %y)
+}
+)",
+                                   passes::FuseOperators);
+  EXPECT_EQ(CountPrimitives(scalar->body), 0);
 }
 
 }  // namespace
