@@ -144,6 +144,22 @@ class Fuser {
     int group_anchors = 0;
   };
 
+  // Whether moving an operator past this binding could keep the
+  // operator's inputs alive longer (a call, a closure, a match: anything
+  // but another operator call or a binding that only names a value: a
+  // tuple's field, a variable, a constant).
+  static bool IsBarrier(const Binding& binding) {
+    if (binding.definition != nullptr) return false;
+    switch (binding.value->kind()) {
+      case NodeKind::kTupleGetItem:
+      case NodeKind::kVar:
+      case NodeKind::kConstant:
+        return false;
+      default:
+        return true;
+    }
+  }
+
   static Binding MakeBinding(const Var& var, Expr value) {
     Binding binding{.var = var, .value = value, .definition = FusableOperator(value)};
     return binding;
@@ -181,12 +197,11 @@ class Fuser {
         if (producer != position.end()) users[producer->second].push_back(index);
       }
     }
-    // The latest binding at or before each position that is not an operator
-    // call: a group may not move a value past one (see the header).
+    // Just past the latest binding before each position that a group may
+    // not move a value across (see IsBarrier).
     std::vector<size_t> barrier_before(bindings.size() + 1, 0);
     for (size_t index = 0; index < bindings.size(); ++index) {
-      barrier_before[index + 1] =
-          bindings[index].definition == nullptr ? index + 1 : barrier_before[index];
+      barrier_before[index + 1] = IsBarrier(bindings[index]) ? index + 1 : barrier_before[index];
     }
     for (size_t index = bindings.size(); index-- > 0;) {
       Binding& binding = bindings[index];

@@ -19,9 +19,10 @@
 // most kMaximumEvaluations times, where it costs less than the kernel call
 // it saves, and never for an anchor, which each kernel computes once.
 // Groups hold at most kMaximumGroup operators and are computed where their
-// last operator was bound; an operator never moves past a binding that is
-// not an operator call (a function call, a tuple, a match), which would
-// keep its inputs alive longer. Operators with tuples in or out, without a
+// last operator was bound; an operator never moves past a binding that
+// could keep its inputs alive longer (a function call, a tuple, a match:
+// anything but another operator call, a tuple's field, a variable or a
+// constant). Operators with tuples in or out, without a
 // compute definition, or whose output shape depends on input values stay
 // alone; a value used in a nested scope, or by anything but an operator
 // call, is computed as a tensor of its own.
