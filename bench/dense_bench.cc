@@ -67,12 +67,17 @@ void BM_Dense(benchmark::State& state) {
 // that one iteration is longer (the 1024 case can take seconds per call).
 BENCHMARK(BM_Dense)->Arg(256)->Arg(512)->Arg(1024)->UseRealTime()->Unit(benchmark::kMillisecond);
 
-// The matrix-vector product of an LSTM step: 1 x 512 by a 2048 x 512
-// weight (4 MiB: beyond the per-core L2, inside the shared L3). It is
-// bound by reading the weight, so its rate is reported in GB/s of weight
-// read, beside BM_ReadBandwidth's for the same bytes.
+// The matrix-vector product of a recurrent step: 1 x K by an N x K weight,
+// as (K, N). LSTM 512: (512, 2048), 4 MiB, beyond the per-core L2 and inside
+// the shared L3; GRU 256: (256, 768), 768 KiB, whose halves fit two cores'
+// L2s when each thread reads the same half every call; LSTM 128: (128, 512).
+// It is bound by reading the weight, so its rate is also reported in GB/s
+// of weight read, beside BM_ReadBandwidth's for the 4 MiB case.
 void BM_DenseMatrixVector(benchmark::State& state) {
-  const std::vector<Ref<Tensor>> inputs = {RandomTensor({1, 512}, 1), RandomTensor({2048, 512}, 2)};
+  const int64_t reduced = state.range(0);
+  const int64_t columns = state.range(1);
+  const std::vector<Ref<Tensor>> inputs = {RandomTensor({1, reduced}, 1),
+                                           RandomTensor({columns, reduced}, 2)};
   // Prepared once, as a VM call site is: RunOperator's per-call kernel
   // building and cache look-up would cost as much as this small kernel.
   const std::shared_ptr<const PreparedOperator> prepared =
@@ -83,12 +88,17 @@ void BM_DenseMatrixVector(benchmark::State& state) {
     benchmark::DoNotOptimize(result);
     benchmark::ClobberMemory();
   }
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(2.0 * 2048 * 512 * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * double(columns * reduced) * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
   state.counters["GB/s"] = benchmark::Counter(double(inputs[1]->byte_size()) * 1e-9,
                                               benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_DenseMatrixVector)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DenseMatrixVector)
+    ->Args({512, 2048})
+    ->Args({256, 768})
+    ->Args({128, 512})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 // What the machine can read: a 4 MiB float32 array summed by every thread
 // of the host pool at once, each its own contiguous share, with the plain
