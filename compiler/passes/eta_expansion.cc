@@ -13,7 +13,7 @@ namespace {
 
 using namespace relay::ir;
 
-class EtaExpander : public ExprMutator {
+class EtaExpander : public TypedExprMutator {
  public:
   EtaExpander(const Module& scope, const Module* fallback) : scope_(scope), fallback_(fallback) {}
 
@@ -56,8 +56,8 @@ class EtaExpander : public ExprMutator {
   }
 
  protected:
-  Expr Rewrite(const Expr& original, const Expr& rebuilt) override {
-    if (rebuilt.get() != original.get()) rebuilt->set_checked_type(original->checked_type());
+  Expr RewriteTyped(const Expr& original, const Expr& rebuilt) override {
+    (void)original;
     std::vector<Expr> children = ExprChildren(rebuilt);
     bool changed = false;
     for (size_t index = 0; index < children.size(); ++index) {

@@ -207,7 +207,8 @@ class Fuser {
       Binding& binding = bindings[index];
       if (binding.definition == nullptr) continue;
       binding.root = index;
-      if (std::optional<size_t> root = JoinableGroup(bindings, index, users[index], barrier_before)) {
+      if (std::optional<size_t> root =
+              JoinableGroup(bindings, index, users[index], barrier_before)) {
         binding.root = *root;
         binding.evaluations = Evaluations(bindings, users[index]);
         ++bindings[*root].group_size;
@@ -243,8 +244,7 @@ class Fuser {
     const size_t root = bindings[users.front()].root;
     const FusionPattern pattern = binding.definition->pattern;
     for (size_t user : users) {
-      if (bindings[user].root != root ||
-          !MayAbsorb(bindings[user].definition->pattern, pattern)) {
+      if (bindings[user].root != root || !MayAbsorb(bindings[user].definition->pattern, pattern)) {
         return std::nullopt;
       }
     }
@@ -255,8 +255,8 @@ class Fuser {
     if (IsAnchor(pattern) && (evaluations > 1 || bindings[root].group_anchors > 0)) {
       return std::nullopt;
     }
-    if (evaluations > 1 && (evaluations > kMaximumEvaluations ||
-                            !IsSmallTensor(binding.value->checked_type()))) {
+    if (evaluations > 1 &&
+        (evaluations > kMaximumEvaluations || !IsSmallTensor(binding.value->checked_type()))) {
       return std::nullopt;
     }
     if (barrier_before[root + 1] > index) return std::nullopt;

@@ -57,13 +57,13 @@ Expr CopyWithFreshLets(const Expr& body, std::unordered_map<const VarNode*, Expr
     replacements[&old] = fresh;
   });
 
-  class Copier : public ExprMutator {
+  class Copier : public TypedExprMutator {
    public:
     explicit Copier(const std::unordered_map<const VarNode*, Expr>& replacements)
         : replacements_(replacements) {}
 
    protected:
-    Expr Rewrite(const Expr& original, const Expr& rebuilt) override {
+    Expr RewriteTyped(const Expr& original, const Expr& rebuilt) override {
       if (const auto* var = As<VarNode>(original)) {
         auto found = replacements_.find(var);
         return found == replacements_.end() ? original : found->second;
@@ -74,7 +74,6 @@ Expr CopyWithFreshLets(const Expr& body, std::unordered_map<const VarNode*, Expr
         copy->set_checked_type(original->checked_type());
         return copy;
       }
-      if (rebuilt.get() != original.get()) rebuilt->set_checked_type(original->checked_type());
       return rebuilt;
     }
 

@@ -110,13 +110,13 @@ class LoopProjections {
 
   static Expr ReplaceValues(const Expr& body,
                             const std::unordered_map<const VarNode*, Expr>& new_values) {
-    class Replacer : public ExprMutator {
+    class Replacer : public TypedExprMutator {
      public:
       explicit Replacer(const std::unordered_map<const VarNode*, Expr>& new_values)
           : new_values_(new_values) {}
 
      protected:
-      Expr Rewrite(const Expr& original, const Expr& rebuilt) override {
+      Expr RewriteTyped(const Expr& original, const Expr& rebuilt) override {
         const auto* let = As<LetNode>(rebuilt);
         auto found = let != nullptr ? new_values_.find(let->var.get()) : new_values_.end();
         if (found != new_values_.end()) {
@@ -124,7 +124,6 @@ class LoopProjections {
           replaced->set_checked_type(original->checked_type());
           return replaced;
         }
-        if (rebuilt.get() != original.get()) rebuilt->set_checked_type(original->checked_type());
         return rebuilt;
       }
 

@@ -41,18 +41,17 @@ Expr WrapInLets(const Bindings& bindings, Expr body) {
 
 namespace {
 
-class Substituter : public ExprMutator {
+class Substituter : public TypedExprMutator {
  public:
   explicit Substituter(const std::unordered_map<const VarNode*, Expr>& replacements)
       : replacements_(replacements) {}
 
  protected:
-  Expr Rewrite(const Expr& original, const Expr& rebuilt) override {
+  Expr RewriteTyped(const Expr& original, const Expr& rebuilt) override {
     if (const auto* var = As<VarNode>(original)) {
       auto found = replacements_.find(var);
       if (found != replacements_.end()) return found->second;
     }
-    if (rebuilt.get() != original.get()) rebuilt->set_checked_type(original->checked_type());
     return rebuilt;
   }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compiler/ir/expr.h"
+#include "compiler/ir/expr_functor.h"
 #include "compiler/ir/module.h"
 
 namespace relay::passes {
@@ -23,6 +24,21 @@ ir::Expr WithTypedChildren(const ir::Expr& expr, const std::vector<ir::Expr>& ch
 
 // `function` with `body` (itself when the body is the same), typed alike.
 ir::Function WithBody(const ir::Function& function, const ir::Expr& body);
+
+// The ExprMutator passes use: every node it rebuilds (with new children)
+// keeps the checked type of the node it replaces, before RewriteTyped sees
+// it, so no rewrite can forget to.
+class TypedExprMutator : public ir::ExprMutator {
+ protected:
+  // As ExprMutator::Rewrite, with `rebuilt` typed like `original`.
+  virtual ir::Expr RewriteTyped(const ir::Expr& original, const ir::Expr& rebuilt) = 0;
+
+ private:
+  ir::Expr Rewrite(const ir::Expr& original, const ir::Expr& rebuilt) final {
+    if (rebuilt.get() != original.get()) rebuilt->set_checked_type(original->checked_type());
+    return RewriteTyped(original, rebuilt);
+  }
+};
 
 // A fresh variable for `value`, typed like it.
 ir::Var FreshVar(const std::string& name_hint, const ir::Expr& value);

@@ -1,11 +1,14 @@
 #include "compiler/passes/split_to_slices.h"
 
+#include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "compiler/ir/expr_functor.h"
 #include "compiler/passes/pass_util.h"
 #include "kernels/operator.h"
+#include "relay/error.h"
 
 namespace relay::passes {
 
@@ -55,7 +58,7 @@ std::optional<SplitParts> PartsOfSplit(const Expr& value) {
   return parts;
 }
 
-class SplitRewriter : public ExprMutator {
+class SplitRewriter : public TypedExprMutator {
  public:
   explicit SplitRewriter(const Expr& body) {
     // Splits bound by a let, and how their variables are used: by
@@ -76,7 +79,7 @@ class SplitRewriter : public ExprMutator {
   }
 
  protected:
-  Expr Rewrite(const Expr& original, const Expr& rebuilt) override {
+  Expr RewriteTyped(const Expr& original, const Expr& rebuilt) override {
     if (const auto* projection = As<TupleGetItemNode>(rebuilt)) {
       const auto* var = As<VarNode>(projection->tuple);
       auto split = var ? splits_.find(var) : splits_.end();
@@ -94,16 +97,17 @@ class SplitRewriter : public ExprMutator {
   static Expr Slice(const SplitParts& split, size_t index, const Expr& part) {
     static const kernels::OperatorDefinition* const definition =
         kernels::FindOperator("strided_slice");
-    const kernels::Attrs given{
-        {"begin", kernels::AttrValue::IntList({split.begins.at(index)})},
-        {"end", kernels::AttrValue::IntList({split.ends.at(index)})},
-        {"axes", kernels::AttrValue::IntList({split.axis})}};
+    const kernels::Attrs given{{"begin", kernels::AttrValue::IntList({split.begins.at(index)})},
+                               {"end", kernels::AttrValue::IntList({split.ends.at(index)})},
+                               {"axes", kernels::AttrValue::IntList({split.axis})}};
     kernels::Attrs attrs;
-    // The schema accepts these; a failure is a bug here.
-    if (kernels::NormalizeAttrs(definition->attributes, given, attrs)) attrs = given;
-    Expr slice = Make<CallNode>(Make<OpNode>(definition, part->span()),
-                                std::vector<Expr>{split.data}, std::move(attrs),
-                                std::vector<Type>{}, part->span());
+    const std::optional<std::string> problem =
+        kernels::NormalizeAttrs(definition->attributes, given, attrs);
+    RELAY_CHECK(!problem,
+                "strided_slice refused the attributes of a split's part: " + problem.value_or(""));
+    Expr slice =
+        Make<CallNode>(Make<OpNode>(definition, part->span()), std::vector<Expr>{split.data},
+                       std::move(attrs), std::vector<Type>{}, part->span());
     slice->set_checked_type(part->checked_type());
     return slice;
   }

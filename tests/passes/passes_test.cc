@@ -647,6 +647,11 @@ def @f(%x: Tensor[(2, 8), float32]) -> Tensor[(2, 3), float32] {
   std::sort(shapes.begin(), shapes.end());
   const std::vector<std::vector<int64_t>> expected_shapes = {{2, 2}, {2, 3}, {2, 3}};
   EXPECT_EQ(shapes, expected_shapes);
+  // Every node the rewrite rebuilt keeps its type: the code generator reads them.
+  PostOrderVisit(f->body, [](const Expr& expr) {
+    if (expr->kind() == NodeKind::kOp) return;
+    EXPECT_TRUE(expr->checked_type()) << "an untyped node of kind " << int(expr->kind());
+  });
 }
 
 TEST(SplitToSlicesTest, ATupleUsedWholeOrOfUnknownPartsStays) {

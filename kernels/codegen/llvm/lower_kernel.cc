@@ -132,8 +132,8 @@ class Lowering {
       for (size_t other = 0; other < scopes.size(); ++other) {
         if (other != index) others.push_back(scopes[other]);
       }
-      buffer_scopes_[kernel_.params[index].get()] = {
-          llvm::MDNode::get(*context_, {scopes[index]}), llvm::MDNode::get(*context_, others)};
+      buffer_scopes_[kernel_.params[index].get()] = {llvm::MDNode::get(*context_, {scopes[index]}),
+                                                     llvm::MDNode::get(*context_, others)};
     }
   }
 
@@ -461,10 +461,10 @@ class Lowering {
             InScope(builder_.CreateAlignedStore(value, address, align), store->buffer);
           }
         } else {
-          InScope(builder_.CreateMaskedScatter(
-                      value, LaneAddresses(store->buffer, store->index, state, simd), align,
-                      simd.mask),
-                  store->buffer);
+          InScope(
+              builder_.CreateMaskedScatter(
+                  value, LaneAddresses(store->buffer, store->index, state, simd), align, simd.mask),
+              store->buffer);
         }
         return;
       }
