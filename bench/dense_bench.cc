@@ -144,22 +144,32 @@ void BM_Matmul(benchmark::State& state) {
 }
 BENCHMARK(BM_Matmul)->Arg(256)->Arg(512)->Arg(1024)->UseRealTime()->Unit(benchmark::kMillisecond);
 
-// nn.conv2d, NCHW / OIHW, stride 1, padding 1, 3x3 kernel, with batch 1 and
-// channels = state.range(0) in and out over a state.range(1) square image.
+// nn.conv2d, NCHW / OIHW, batch 1, "same" padding (kernel / 2), with
+// state.range(0) channels in and state.range(1) out over a state.range(2)
+// square image, a state.range(3) square kernel and stride state.range(4):
+// the layer shapes where ResNet-18 and MobileNetV2 spend their time.
 void BM_Conv2D(benchmark::State& state) {
-  const int64_t channels = state.range(0);
-  const int64_t size = state.range(1);
-  const std::vector<Ref<Tensor>> inputs = {RandomTensor({1, channels, size, size}, 1),
-                                           RandomTensor({channels, channels, 3, 3}, 2)};
-  const Attrs attrs = {{"padding", AttrValue::IntList({1, 1})}};
-  // Output (1, channels, size, size) at stride 1 with padding 1.
-  const double flops = 2.0 * double(channels) * double(size) * double(size) * double(channels) * 9;
+  const int64_t in_channels = state.range(0), out_channels = state.range(1);
+  const int64_t size = state.range(2), kernel = state.range(3), stride = state.range(4);
+  const int64_t padding = kernel / 2;
+  const std::vector<Ref<Tensor>> inputs = {
+      RandomTensor({1, in_channels, size, size}, 1),
+      RandomTensor({out_channels, in_channels, kernel, kernel}, 2)};
+  const Attrs attrs = {{"padding", AttrValue::IntList({padding, padding})},
+                       {"strides", AttrValue::IntList({stride, stride})}};
+  const int64_t out_size = (size + 2 * padding - kernel) / stride + 1;
+  const double flops = 2.0 * double(out_channels) * double(out_size * out_size) *
+                       double(in_channels * kernel * kernel);
   RunTimed(state, "nn.conv2d", inputs, attrs, flops);
 }
 BENCHMARK(BM_Conv2D)
-    ->ArgNames({"channels", "hw"})
-    ->Args({64, 56})
-    ->Args({128, 28})
+    ->ArgNames({"in", "out", "hw", "k", "stride"})
+    ->Args({3, 64, 224, 7, 2})    // ResNet's stem
+    ->Args({64, 64, 56, 3, 1})    // ResNet's first stage
+    ->Args({128, 128, 28, 3, 1})  // ResNet's second stage
+    ->Args({512, 512, 7, 3, 1})   // ResNet's last stage
+    ->Args({16, 96, 112, 1, 1})   // MobileNetV2's first expansion
+    ->Args({144, 24, 56, 1, 1})   // MobileNetV2's projection
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 

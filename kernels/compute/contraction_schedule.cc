@@ -17,6 +17,11 @@ constexpr int64_t kMinimumWork = int64_t{1} << 15;
 // The small-rows schedule gives each parallel task at least this much work
 // (multiply-adds): a few microseconds, well above a wake-up of the pool.
 constexpr int64_t kSmallRowsWorkPerTask = int64_t{1} << 15;
+// When all of y's packed panels (for one batch) take at most this many bytes,
+// they stay in a core's cache while a task sweeps them for each row block:
+// row blocks go outermost, and x (the larger operand then, often an im2col
+// of a convolution's input) is read once instead of once per panel.
+constexpr int64_t kPanelsInCacheBytes = int64_t{192} << 10;
 
 Expr Min(Expr a, Expr b) {
   return Binary(BinaryOp::kMinimum, std::move(a), std::move(b));
@@ -382,13 +387,28 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   const int64_t panels = CeilDiv(columns, tile_columns);
   const int64_t row_blocks = CeilDiv(rows, tile_rows);
 
+  // Tasks: (batch, panel, chunk of row blocks), the chunk fastest so that a
+  // thread's consecutive tasks share a panel; or, when the panels fit in
+  // cache together, (batch, chunk of row blocks) sweeping every panel for
+  // each row block.
+  const bool rows_outer =
+      panels * depth * tile_columns * int64_t(DTypeSize(dtype)) <= kPanelsInCacheBytes;
+  const int64_t outer = rows_outer ? batches : batches * panels;
+  int64_t chunks = std::clamp<int64_t>(CeilDiv(tiling.parallel_tasks, outer), 1, row_blocks);
+  const int64_t blocks_per_chunk = CeilDiv(row_blocks, chunks);
+  chunks = CeilDiv(row_blocks, blocks_per_chunk);
+  const int64_t tasks = outer * chunks;
+
   const Buffer out(new BufferNode("out", output.dtype, output.shape));
   // packed_x[xb][row block][r][k], packed_y[yb][panel][k][c]. x is read
   // in place when it is a plain load (a dense layer's data): packing would
-  // only copy it.
+  // only copy it. With row blocks outermost, each task packs x one row block
+  // at a time, just before using it, into its own packed_x[task][r][k]: the
+  // block is still in the nearest cache when the panels read it.
   const bool pack_x_operand = NeedsPacking(x);
-  const Buffer packed_x(new BufferNode(
-      "packed_x", dtype, {Int(Product(x_batch_extents) * row_blocks * depth * tile_rows)}));
+  const int64_t packed_x_blocks = rows_outer ? tasks : Product(x_batch_extents) * row_blocks;
+  const Buffer packed_x(
+      new BufferNode("packed_x", dtype, {Int(packed_x_blocks * depth * tile_rows)}));
   const Buffer packed_y(new BufferNode(
       "packed_y", dtype, {Int(Product(y_batch_extents) * panels * depth * tile_columns)}));
   const std::vector<Var>& k_vars = sum->axes;
@@ -421,46 +441,45 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
                             Stmt(new StoreNode(packed_y, index, value)))));
   }
 
-  // Packing x: row block b holds x(row b * R + r, .., k) at [b][r][k]. Rows
-  // past the end repeat the last row (computed, never stored). For a
-  // convolution this is im2col: the window's index arithmetic and padding
-  // tests run once per element here instead of once per multiply-add.
-  Stmt pack_x;
-  {
-    Var task(new VarNode("block")), lane(new VarNode("r"));
+  // Packing x: block b holds x(row R * (first row block) + r, .., k) at
+  // [b][r][k]. Rows past the end repeat the last row (computed, never
+  // stored). For a convolution this is im2col: the window's index arithmetic
+  // and padding tests run once per element here instead of once per
+  // multiply-add.
+  auto pack_x_block = [&](const Expr& block, const Expr& row_block,
+                          const std::vector<Expr>& batch_values) {
+    Var lane(new VarNode("r"));
     Replacements at;
-    bind_rows(Min(Add(Multiply(Mod(task, row_blocks), Int(tile_rows)), lane), Int(rows - 1)), at);
-    bind_batch(x_batch, Unflatten(Div(task, row_blocks), x_batch_extents), at);
-    Expr index = Add(Multiply(Add(Multiply(task, Int(tile_rows)), lane), Int(depth)), k_flat);
-    pack_x = Loop(task, Int(Product(x_batch_extents) * row_blocks), ForKind::kParallel,
-                  Nest(k_vars, k_extents, ForKind::kSerial,
-                       Loop(lane, Int(tile_rows), ForKind::kUnrolled,
-                            Stmt(new StoreNode(packed_x, index, Substitute(x, at))))));
+    bind_rows(Min(Add(Multiply(row_block, Int(tile_rows)), lane), Int(rows - 1)), at);
+    bind_batch(x_batch, batch_values, at);
+    Expr index = Add(Multiply(Add(Multiply(block, Int(tile_rows)), lane), Int(depth)), k_flat);
+    return Nest(k_vars, k_extents, ForKind::kSerial,
+                Loop(lane, Int(tile_rows), ForKind::kUnrolled,
+                     Stmt(new StoreNode(packed_x, index, Substitute(x, at)))));
+  };
+  Stmt pack_x;  // all of x, before the products (panels outermost only)
+  if (!rows_outer) {
+    Var block(new VarNode("block"));
+    pack_x = Loop(block, Int(Product(x_batch_extents) * row_blocks), ForKind::kParallel,
+                  pack_x_block(block, Mod(block, row_blocks),
+                               Unflatten(Div(block, row_blocks), x_batch_extents)));
   }
-
-  // Tasks: (batch, panel, chunk of row blocks), the chunk fastest so that
-  // a thread's consecutive tasks share a panel.
-  const int64_t outer = batches * panels;
-  int64_t chunks = std::clamp<int64_t>(CeilDiv(tiling.parallel_tasks, outer), 1, row_blocks);
-  const int64_t blocks_per_chunk = CeilDiv(row_blocks, chunks);
-  chunks = CeilDiv(row_blocks, blocks_per_chunk);
 
   Stmt compute;
   {
     Var task(new VarNode("task")), block(new VarNode("block")), k(new VarNode("k"));
-    Var r(new VarNode("r")), c(new VarNode("c"));
-    const std::vector<Expr> batch_values = Unflatten(Div(task, panels * chunks), batch_extents);
-    auto batch_position = [&](const std::vector<size_t>& which,
-                              const std::vector<int64_t>& extents) {
+    Var r(new VarNode("r")), c(new VarNode("c")), panel_var(new VarNode("panel"));
+    const std::vector<Expr> batch_values = Unflatten(Div(task, tasks / batches), batch_extents);
+    auto batch_position = [&](const std::vector<size_t>& which) {
       std::vector<Expr> values;
       for (size_t axis : which) {
         size_t position =
             std::find(roles->batch.begin(), roles->batch.end(), axis) - roles->batch.begin();
         values.push_back(batch_values[position]);
       }
-      return Flatten(values, extents);
+      return values;
     };
-    const Expr panel = Mod(Div(task, chunks), panels);
+    const Expr panel = rows_outer ? Expr(panel_var) : Mod(Div(task, chunks), panels);
     const Expr first_block = Multiply(Mod(task, chunks), Int(blocks_per_chunk));
     const Expr row_block = Add(first_block, block);
     const Expr row0 = Multiply(row_block, Int(tile_rows));
@@ -475,29 +494,36 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
     Stmt clear = over_tile(Stmt(new StoreNode(tile, tile_index, sum->init)));
 
     // Per k: `rows` broadcast values of x times a vector row of y's panel.
-    const Expr x_base = Multiply(
-        Add(Multiply(batch_position(x_batch, x_batch_extents), Int(row_blocks)), row_block),
-        Int(depth));
+    const std::vector<Expr> x_batch_values = batch_position(x_batch);
+    const Expr x_block =
+        rows_outer
+            ? Expr(task)
+            : Add(Multiply(Flatten(x_batch_values, x_batch_extents), Int(row_blocks)), row_block);
     const Expr y_base = Multiply(
-        Add(Multiply(batch_position(y_batch, y_batch_extents), Int(panels)), panel), Int(depth));
+        Add(Multiply(Flatten(batch_position(y_batch), y_batch_extents), Int(panels)), panel),
+        Int(depth));
+    // Packed x is read along the flat k; x read in place (a dense layer's
+    // data, an unpadded convolution's input) along its own k axes, one loop
+    // each, so that its address is a sum of the loops' strides rather than
+    // a division per multiply-add.
     Expr x_value;
     if (pack_x_operand) {
       x_value =
-          Load(packed_x, Add(Add(Multiply(x_base, Int(tile_rows)), Multiply(r, Int(depth))), k));
+          Load(packed_x, Add(Multiply(Add(Multiply(x_block, Int(tile_rows)), r), Int(depth)), k));
     } else {
       Replacements at;
       bind_rows(Min(Add(row0, r), Int(rows - 1)), at);  // clamped: extra rows are not stored
       bind_batch(roles->batch, batch_values, at);
-      std::vector<Expr> k_values = Unflatten(k, k_extents);
-      for (size_t axis = 0; axis < k_vars.size(); ++axis) at[k_vars[axis].get()] = k_values[axis];
       x_value = Substitute(x, at);
     }
-    Expr y_value = Load(packed_y, Add(Multiply(Add(y_base, k), Int(tile_columns)), c));
-    Stmt multiply_add =
-        Loop(k, Int(depth), ForKind::kSerial,
-             over_tile(Stmt(new StoreNode(
-                 tile, tile_index,
-                 Add(Load(tile, tile_index), Binary(BinaryOp::kMultiply, x_value, y_value))))));
+    const Expr k_position = pack_x_operand ? Expr(k) : k_flat;
+    Expr y_value = Load(packed_y, Add(Multiply(Add(y_base, k_position), Int(tile_columns)), c));
+    Stmt multiply_add_one = over_tile(Stmt(
+        new StoreNode(tile, tile_index,
+                      Add(Load(tile, tile_index), Binary(BinaryOp::kMultiply, x_value, y_value)))));
+    Stmt multiply_add = pack_x_operand
+                            ? Loop(k, Int(depth), ForKind::kSerial, multiply_add_one)
+                            : Nest(k_vars, k_extents, ForKind::kSerial, multiply_add_one);
 
     // The epilogue: the output expression with the sum replaced by the tile.
     // The tile is stored by loops of constant extent, so that every index
@@ -520,10 +546,17 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
     Stmt store_tile(new IfThenElseNode(
         whole, over_tile(store), over_tile(Stmt(new IfThenElseNode(inside, store, nullptr)))));
 
+    Stmt block_body(new SequenceNode({clear, multiply_add, store_tile}));
+    if (rows_outer) {
+      block_body = Loop(panel_var, Int(panels), ForKind::kSerial, block_body);
+      if (pack_x_operand) {
+        block_body = Stmt(new SequenceNode(
+            {pack_x_block(task, row_block, x_batch_values), std::move(block_body)}));
+      }
+    }
     Stmt blocks = Loop(block, Min(Int(blocks_per_chunk), Subtract(Int(row_blocks), first_block)),
-                       ForKind::kSerial, Stmt(new SequenceNode({clear, multiply_add, store_tile})));
-    compute =
-        Loop(task, Int(outer * chunks), ForKind::kParallel, Stmt(new AllocateNode(tile, blocks)));
+                       ForKind::kSerial, block_body);
+    compute = Loop(task, Int(tasks), ForKind::kParallel, Stmt(new AllocateNode(tile, blocks)));
   }
 
   std::vector<Buffer> params = inputs;
@@ -531,7 +564,7 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   std::vector<Stmt> statements;
   if (pack_x_operand) {
     params.push_back(packed_x);
-    statements.push_back(pack_x);
+    if (!rows_outer) statements.push_back(pack_x);
   }
   params.push_back(packed_y);
   statements.push_back(pack_y);

@@ -180,6 +180,11 @@ TensorExpr Conv2D(std::span<const TensorExpr> inputs, const Attrs& attrs) {
                                          dilation[1], strides[1], false);
   const int64_t out_per_group = kernel[0] / groups;
   const int64_t in_per_group = kernel[1];
+  // The last input row and column any window reads.
+  const int64_t last_row =
+      (out_height - 1) * strides[0] + (kernel[kHeight] - 1) * dilation[0] - padding[0];
+  const int64_t last_column =
+      (out_width - 1) * strides[1] + (kernel[kWidth] - 1) * dilation[1] - padding[1];
 
   std::vector<Expr> shape =
       Arranged(out_layout, {Int(in[kBatch]), Int(kernel[0]), Int(out_height), Int(out_width)});
@@ -201,11 +206,19 @@ TensorExpr Conv2D(std::span<const TensorExpr> inputs, const Attrs& attrs) {
                             Int(padding[0]));
         Expr column = Subtract(Add(Multiply(x, Int(strides[1])), Multiply(rx, Int(dilation[1]))),
                                Int(padding[1]));
+        // Without padding every window lies inside the input: no test, no
+        // clamp, so the data is a plain load (which the contraction schedule
+        // reads in place instead of packing).
+        const bool row_inside = padding[0] == 0 && last_row < in[kHeight];
+        const bool column_inside = padding[1] == 0 && last_column < in[kWidth];
         Expr inside =
             Binary(BinaryOp::kAnd, InRange(row, 0, in[kHeight]), InRange(column, 0, in[kWidth]));
-        Expr value = data.at(Arranged(data_layout, {n, Add(group_base, c), Clamp(row, in[kHeight]),
-                                                    Clamp(column, in[kWidth])}));
-        Expr padded = Select(inside, Cast(accumulator, value), Constant(0, accumulator));
+        Expr value = data.at(Arranged(
+            data_layout, {n, Add(group_base, c), row_inside ? row : Clamp(row, in[kHeight]),
+                          column_inside ? column : Clamp(column, in[kWidth])}));
+        Expr padded = row_inside && column_inside
+                          ? Cast(accumulator, value)
+                          : Select(inside, Cast(accumulator, value), Constant(0, accumulator));
         Expr filter = Cast(accumulator, weight.at(Arranged(kernel_layout, {k, c, ry, rx})));
         Expr sum = Reduce(ReduceOp::kSum, {c, ry, rx},
                           {Int(in_per_group), Int(kernel[kHeight]), Int(kernel[kWidth])},

@@ -196,12 +196,26 @@ TEST(ContractionScheduleTest, ServesLargeDotProducts) {
 
   // A padded convolution's windows are packed too (im2col): 100 output
   // pixels in blocks of 6 (17 blocks, the last one padded) for 8 * 3 * 3 k.
+  // The packed weight (32 x 72) is small enough to stay in cache, so each
+  // task packs one block at a time just before using it: 16 tasks wanted,
+  // 2 blocks each, 9 tasks, 6 rows of 72 each.
   kernel = ContractionOf("nn.conv2d", {{1, 8, 10, 10}, {32, 8, 3, 3}},
                          {{"padding", AttrValue::IntList({1, 1})}});
   ASSERT_TRUE(kernel);
   ASSERT_EQ(kernel->workspace_count, 2u);
-  EXPECT_EQ(PrintExpr(ElementCount(kernel->params[3])), std::to_string(17 * 6 * 72));
+  EXPECT_EQ(PrintExpr(ElementCount(kernel->params[3])), std::to_string(9 * 6 * 72));
   EXPECT_EQ(PrintExpr(ElementCount(kernel->params[4])), std::to_string(32 * 72));
+  // A larger weight (256 x 576, 576 KiB) is swept panel by panel instead,
+  // against every row block: the whole im2col is packed first.
+  kernel = ContractionOf("nn.conv2d", {{1, 64, 10, 10}, {256, 64, 3, 3}},
+                         {{"padding", AttrValue::IntList({1, 1})}});
+  ASSERT_TRUE(kernel);
+  ASSERT_EQ(kernel->workspace_count, 2u);
+  EXPECT_EQ(PrintExpr(ElementCount(kernel->params[3])), std::to_string(17 * 6 * 576));
+  // Without padding every window is inside the data: it is read in place.
+  kernel = ContractionOf("nn.conv2d", {{1, 8, 12, 12}, {32, 8, 3, 3}});
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(kernel->workspace_count, 1u);
 }
 
 TEST(ContractionScheduleTest, FewRowsAreReadInPlace) {
