@@ -43,6 +43,9 @@ const kernels::OperatorDefinition* FusableOperator(const Expr& expr) {
 bool IsAnchor(FusionPattern pattern) {
   return pattern == FusionPattern::kOutElementwiseFusable || pattern == FusionPattern::kCommReduce;
 }
+bool IsPointwise(FusionPattern pattern) {
+  return pattern == FusionPattern::kElementwise || pattern == FusionPattern::kBroadcast;
+}
 bool IsInjective(FusionPattern pattern) {
   return pattern == FusionPattern::kElementwise || pattern == FusionPattern::kBroadcast ||
          pattern == FusionPattern::kInjective;
@@ -142,6 +145,10 @@ class Fuser {
     // For a group's root: the group's members and anchors.
     size_t group_size = 0;
     int group_anchors = 0;
+    // Whether this value and every member between it and the group's root
+    // are elementwise or broadcast operators: the root's element is then a
+    // pointwise function of this value's element at the same position.
+    bool pointwise_to_root = false;
   };
 
   // Whether moving an operator past this binding could keep the
@@ -211,12 +218,17 @@ class Fuser {
               JoinableGroup(bindings, index, users[index], barrier_before)) {
         binding.root = *root;
         binding.evaluations = Evaluations(bindings, users[index]);
+        binding.pointwise_to_root =
+            IsPointwise(binding.definition->pattern) &&
+            std::all_of(users[index].begin(), users[index].end(),
+                        [&](size_t user) { return bindings[user].pointwise_to_root; });
         ++bindings[*root].group_size;
         bindings[*root].group_anchors += IsAnchor(binding.definition->pattern) ? 1 : 0;
         continue;
       }
       binding.group_size = 1;
       binding.group_anchors = IsAnchor(binding.definition->pattern) ? 1 : 0;
+      binding.pointwise_to_root = IsPointwise(binding.definition->pattern);
     }
   }
 
@@ -251,8 +263,14 @@ class Fuser {
     const int evaluations = Evaluations(bindings, users);
     if (bindings[root].group_size + 1 > kMaximumGroup) return std::nullopt;
     // An anchor is computed once per kernel: never inside a value the
-    // kernel evaluates repeatedly, and one at most.
-    if (IsAnchor(pattern) && (evaluations > 1 || bindings[root].group_anchors > 0)) {
+    // kernel evaluates repeatedly, and one at most. Its epilogue is
+    // pointwise: its schedule computes each output element from the
+    // anchor's element at the same position (a pad or a transpose after a
+    // convolution would move its elements; they get a kernel of their own).
+    if (IsAnchor(pattern) && (evaluations > 1 || bindings[root].group_anchors > 0 ||
+                              !std::all_of(users.begin(), users.end(), [&](size_t user) {
+                                return bindings[user].pointwise_to_root;
+                              }))) {
       return std::nullopt;
     }
     if (evaluations > 1 &&

@@ -9,6 +9,7 @@
 #include "compiler/passes/lambda_lifting.h"
 #include "compiler/passes/loop_inlining.h"
 #include "compiler/passes/loop_invariant_projection.h"
+#include "compiler/passes/pad_convolutions.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/split_to_slices.h"
 
@@ -30,6 +31,7 @@ ir::Function Optimize(const ir::Function& function) {
   result = EliminateCommonSubexpressions(result);
   result = EliminateDeadCode(result);
   result = SplitsToSlices(result);
+  result = PadConvolutionInputs(result);
   return FuseOperators(result);
 }
 

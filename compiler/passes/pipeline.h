@@ -9,6 +9,7 @@
 //   common_subexpression  a pure value computed twice in a scope, once
 //   dead_code           pure bindings nobody reads, dropped
 //   split_to_slices     projections of a split -> strided slices, which fuse
+//   pad_convolutions    a convolution's padding -> an nn.pad of its input
 //   fuse_operators      operator chains -> primitive functions (one kernel each)
 //   lambda_lifting      function literals -> globals taking their captured values
 //

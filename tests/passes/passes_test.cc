@@ -22,6 +22,7 @@
 #include "compiler/passes/lambda_lifting.h"
 #include "compiler/passes/loop_inlining.h"
 #include "compiler/passes/loop_invariant_projection.h"
+#include "compiler/passes/pad_convolutions.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/pipeline.h"
 #include "compiler/passes/split_to_slices.h"
@@ -759,6 +760,110 @@ def @f(%x: float32) -> float32 {
 )",
                                    passes::FuseOperators);
   EXPECT_EQ(CountPrimitives(scalar->body), 0);
+}
+
+TEST(FuseOperatorsTest, AnAnchorsEpilogueIsPointwise) {
+  // The relu may follow the dense into its kernel; the transpose after it
+  // moves elements, so it takes the relu, and the dense stays alone.
+  const Function f = AfterAnf(R"(
+def @f(%x: Tensor[(4, 8), float32], %w: Tensor[(16, 8), float32]) -> Tensor[(16, 4), float32] {
+  transpose(nn.relu(nn.dense(%x, %w)))
+}
+)",
+                              passes::FuseOperators);
+  EXPECT_EQ(CountPrimitives(f->body), 1);
+  EXPECT_EQ(CountCallsOutsidePrimitives(f->body, "nn.dense"), 1);
+  EXPECT_EQ(CountCallsOutsidePrimitives(f->body, "nn.relu"), 0);
+}
+
+// The pad_width of the only nn.pad under `root`, and its type's shape.
+std::pair<std::vector<std::vector<int64_t>>, std::vector<int64_t>> OnlyPad(const Expr& root) {
+  std::pair<std::vector<std::vector<int64_t>>, std::vector<int64_t>> result;
+  int pads = 0;
+  PostOrderVisit(root, [&](const Expr& expr) {
+    const auto* call = As<CallNode>(expr);
+    const auto* op = call ? As<OpNode>(call->callee) : nullptr;
+    if (op == nullptr || op->name() != "nn.pad") return;
+    ++pads;
+    for (const auto& [name, value] : call->attrs) {
+      if (name != "pad_width") continue;
+      for (const kernels::AttrValue& axis : value.as_list())
+        result.first.push_back(axis.as_int_list());
+    }
+    result.second = As<TensorTypeNode>(expr->checked_type())->shape;
+  });
+  EXPECT_EQ(pads, 1);
+  return result;
+}
+
+// The padding attribute of every nn.conv2d under `root`.
+std::vector<std::vector<int64_t>> ConvolutionPaddings(const Expr& root) {
+  std::vector<std::vector<int64_t>> paddings;
+  PostOrderVisit(root, [&](const Expr& expr) {
+    const auto* call = As<CallNode>(expr);
+    const auto* op = call ? As<OpNode>(call->callee) : nullptr;
+    if (op == nullptr || op->name() != "nn.conv2d") return;
+    for (const auto& [name, value] : call->attrs) {
+      if (name == "padding") paddings.push_back(value.as_int_list());
+    }
+  });
+  return paddings;
+}
+
+TEST(PadConvolutionsTest, PaddingMovesIntoAPadOfTheInput) {
+  // padding is (top, left, bottom, right); the pad widths follow the data
+  // layout's H and W axes.
+  const Function f = AfterAnf(R"(
+def @f(%x: Tensor[(1, 3, 7, 9), float32], %w: Tensor[(4, 3, 3, 3), float32]) -> Tensor[(1, 4, 6, 10), float32] {
+  let %y = nn.conv2d(%x, %w, padding=[1, 2, 0, 1]);
+  nn.relu(%y)
+}
+)",
+                              passes::PadConvolutionInputs);
+  const auto [widths, shape] = OnlyPad(f->body);
+  const std::vector<std::vector<int64_t>> expected_widths = {{0, 0}, {0, 0}, {1, 0}, {2, 1}};
+  EXPECT_EQ(widths, expected_widths);
+  EXPECT_EQ(shape, (std::vector<int64_t>{1, 3, 8, 12}));
+  EXPECT_EQ(ConvolutionPaddings(f->body), (std::vector<std::vector<int64_t>>{{0, 0, 0, 0}}));
+  // The chain stays flat, and every rebuilt node typed.
+  EXPECT_TRUE(InANormalForm(f->body));
+  PostOrderVisit(f->body, [](const Expr& expr) {
+    if (expr->kind() == NodeKind::kOp) return;
+    EXPECT_TRUE(expr->checked_type()) << "an untyped node of kind " << int(expr->kind());
+  });
+
+  const Function nhwc = AfterAnf(R"(
+def @f(%x: Tensor[(1, 7, 9, 3), float32], %w: Tensor[(4, 3, 3, 3), float32]) -> Tensor[(1, 7, 9, 4), float32] {
+  nn.conv2d(%x, %w, padding=[1, 1], data_layout="NHWC")
+}
+)",
+                                 passes::PadConvolutionInputs);
+  const std::vector<std::vector<int64_t>> nhwc_widths = {{0, 0}, {1, 1}, {1, 1}, {0, 0}};
+  EXPECT_EQ(OnlyPad(nhwc->body).first, nhwc_widths);
+}
+
+TEST(PadConvolutionsTest, DepthwiseUnpaddedHalfAndUnknownShapesStay) {
+  for (
+      const char* source :
+      {// depthwise: its own schedule pads planes itself
+       R"(def @f(%x: Tensor[(1, 4, 8, 8), float32], %w: Tensor[(4, 1, 3, 3), float32]) -> Tensor[(1, 4, 8, 8), float32] {
+  nn.conv2d(%x, %w, padding=[1, 1], groups=4)
+})",
+       // nothing to pad
+       R"(def @f(%x: Tensor[(1, 4, 8, 8), float32], %w: Tensor[(4, 4, 3, 3), float32]) -> Tensor[(1, 4, 6, 6), float32] {
+  nn.conv2d(%x, %w)
+})",
+       // float16 keeps the naive schedule, which tests the border itself
+       R"(def @f(%x: Tensor[(1, 4, 8, 8), float16], %w: Tensor[(4, 4, 3, 3), float16]) -> Tensor[(1, 4, 8, 8), float16] {
+  nn.conv2d(%x, %w, padding=[1, 1])
+})",
+       // an unknown extent
+       R"(def @f(%x: Tensor[(?, 4, 8, 8), float32], %w: Tensor[(4, 4, 3, 3), float32]) -> Tensor[(?, 4, 8, 8), float32] {
+  nn.conv2d(%x, %w, padding=[1, 1])
+})"}) {
+    const Function f = AfterAnf(source, passes::PadConvolutionInputs);
+    EXPECT_EQ(CountCalls(f->body, "nn.pad"), 0) << source;
+  }
 }
 
 }  // namespace
