@@ -90,15 +90,59 @@ bool NeedsPacking(const Expr& operand) {
   return false;
 }
 
+// How far apart (in elements) `operand`, a plain load, reads at `along` = 0
+// and 1 with every variable of `others` at 0; nothing when that is not a
+// constant (or `operand` is not a load).
+std::optional<int64_t> StrideAlong(const Expr& operand, const Var& along,
+                                   const std::vector<Var>& others) {
+  const auto* load = As<LoadNode>(operand);
+  if (load == nullptr) return std::nullopt;
+  Replacements at;
+  for (const Var& var : others) at[var.get()] = Int(0);
+  at[along.get()] = Int(0);
+  const Expr first = Substitute(load->index, at);
+  at[along.get()] = Int(1);
+  const Expr second = Substitute(load->index, at);
+  const auto* first_value = As<IntImmNode>(first);
+  const auto* second_value = As<IntImmNode>(second);
+  if (first_value == nullptr || second_value == nullptr) return std::nullopt;
+  return second_value->value - first_value->value;
+}
+
+// Whether `operand` is a plain load that reads the output axes `which`
+// (consecutive, in order) as one contiguous run: each axis's stride the
+// product of the later ones' extents.
+bool ContiguousAlong(const Expr& operand, const std::vector<size_t>& which,
+                     const std::vector<Var>& axes, const std::vector<int64_t>& extents) {
+  // Every other variable (output axes, the sum's axes) at 0.
+  std::vector<Var> others;
+  if (const auto* load = As<LoadNode>(operand)) {
+    for (const VarNode* var : FreeVariables(load->index)) others.push_back(Var(var));
+  }
+  int64_t stride = 1;
+  for (size_t index = which.size(); index-- > 0;) {
+    const size_t axis = which[index];
+    if (StrideAlong(operand, axes[axis], others) != stride) return false;
+    stride *= extents[axis];
+  }
+  return true;
+}
+
 // The output axes by which operand they index.
 struct AxisRoles {
-  size_t column = 0;          // mentioned by y only: the vectorised, packed axis
+  // Mentioned by y only: the vectorised, packed axis. Usually one; several
+  // when they are the output's last axes and y reads them as one contiguous
+  // run (a 1x1 convolution's output pixels (oh, ow)), flattened into one.
+  std::vector<size_t> columns;
   std::vector<size_t> rows;   // mentioned by x only
   std::vector<size_t> batch;  // the rest
+  size_t column() const { return columns.back(); }
 };
 
 // Roles for x and y, or nothing when no axis is mentioned by y alone.
-std::optional<AxisRoles> ClassifyAxes(const std::vector<Var>& axes, const Expr& x, const Expr& y) {
+std::optional<AxisRoles> ClassifyAxes(const std::vector<Var>& axes,
+                                      const std::vector<int64_t>& extents, const Expr& x,
+                                      const Expr& y) {
   AxisRoles roles;
   std::vector<size_t> y_only;
   for (size_t axis = 0; axis < axes.size(); ++axis) {
@@ -124,28 +168,54 @@ std::optional<AxisRoles> ClassifyAxes(const std::vector<Var>& axes, const Expr& 
       }
     }
   }
-  if (y_only.size() != 1 || roles.rows.empty()) return std::nullopt;
-  roles.column = y_only[0];
+  // Of several axes y alone mentions, those of extent 1 (a batch of one)
+  // are batch axes.
+  if (y_only.size() > 1) {
+    for (size_t position = y_only.size(); position-- > 0 && y_only.size() > 1;) {
+      if (extents[y_only[position]] != 1) continue;
+      roles.batch.push_back(y_only[position]);
+      y_only.erase(y_only.begin() + std::ptrdiff_t(position));
+    }
+    std::sort(roles.batch.begin(), roles.batch.end());
+  }
+  if (y_only.empty() || roles.rows.empty()) return std::nullopt;
+  // Several column axes: the output's last ones, in order, which y reads
+  // contiguously.
+  if (y_only.size() > 1) {
+    for (size_t index = 0; index < y_only.size(); ++index) {
+      if (y_only[index] != axes.size() - y_only.size() + index) return std::nullopt;
+    }
+    if (!ContiguousAlong(y, y_only, axes, extents)) return std::nullopt;
+  }
+  roles.columns = y_only;
   return roles;
 }
 
-// How far apart (in elements) `operand`, a plain load, reads at `along` = 0
-// and 1 with every variable of `others` at 0; nothing when that is not a
-// constant (or `operand` is not a load).
-std::optional<int64_t> StrideAlong(const Expr& operand, const Var& along,
-                                   const std::vector<Var>& others) {
-  const auto* load = As<LoadNode>(operand);
-  if (load == nullptr) return std::nullopt;
-  Replacements at;
-  for (const Var& var : others) at[var.get()] = Int(0);
-  at[along.get()] = Int(0);
-  const Expr first = Substitute(load->index, at);
-  at[along.get()] = Int(1);
-  const Expr second = Substitute(load->index, at);
-  const auto* first_value = As<IntImmNode>(first);
-  const auto* second_value = As<IntImmNode>(second);
-  if (first_value == nullptr || second_value == nullptr) return std::nullopt;
-  return second_value->value - first_value->value;
+// The loads in `expr`, outside `skip`.
+void CollectLoads(const Expr& expr, const ExprNode* skip, std::vector<Expr>& loads) {
+  if (expr.get() == skip) return;
+  if (expr->node_kind() == NodeKind::kLoad) loads.push_back(expr);
+  for (const Expr& operand : Operands(expr)) CollectLoads(operand, skip, loads);
+}
+
+// The column axes' values at flat column `column`.
+void BindColumns(const AxisRoles& roles, const std::vector<Var>& axes,
+                 const std::vector<int64_t>& extents, const Expr& column, Replacements& at) {
+  std::vector<int64_t> column_extents;
+  for (size_t axis : roles.columns) column_extents.push_back(extents[axis]);
+  const std::vector<Expr> values = Unflatten(column, column_extents);
+  for (size_t index = 0; index < roles.columns.size(); ++index)
+    at[axes[roles.columns[index]].get()] = values[index];
+}
+
+// `load` (a plain load, contiguous along the flattened columns) at flat
+// column `column`, with `at` binding every other axis: its index at column
+// 0 plus the column, so that no division by an axis's extent is left.
+Expr LoadAtColumn(const AxisRoles& roles, const std::vector<Var>& axes, const Expr& load,
+                  const Expr& column, Replacements at) {
+  for (size_t axis : roles.columns) at[axes[axis].get()] = Int(0);
+  const auto* node = As<LoadNode>(load);
+  return Load(node->buffer, Add(Substitute(node->index, at), column));
 }
 
 // The sum of `count` consecutive elements of `tile` from `first`, as a
@@ -174,7 +244,10 @@ std::optional<Kernel> BuildSmallRowsKernel(const std::string& name,
                                            const std::vector<Buffer>& inputs,
                                            const TensorExpr& output, const Contraction& c,
                                            const ContractionTiling& tiling) {
-  if (c.k_extents.size() != 1 || NeedsPacking(c.x) || NeedsPacking(c.y)) return std::nullopt;
+  if (c.k_extents.size() != 1 || c.roles.columns.size() != 1 || NeedsPacking(c.x) ||
+      NeedsPacking(c.y)) {
+    return std::nullopt;
+  }
   const Var& k_var = c.sum->axes[0];
   if (StrideAlong(c.x, k_var, c.axes) != 1 || StrideAlong(c.y, k_var, c.axes) != 1)
     return std::nullopt;
@@ -186,7 +259,7 @@ std::optional<Kernel> BuildSmallRowsKernel(const std::string& name,
   };
   const std::vector<int64_t> row_extents = extents_of(c.roles.rows);
   const std::vector<int64_t> batch_extents = extents_of(c.roles.batch);
-  const int64_t rows = Product(row_extents), columns = c.out_extents[c.roles.column];
+  const int64_t rows = Product(row_extents), columns = c.out_extents[c.roles.column()];
   const int64_t depth = c.k_extents[0], batches = Product(batch_extents);
   // Register budget (sixteen vectors): R x C accumulators, R values of x
   // and the C of y in flight.
@@ -226,7 +299,7 @@ std::optional<Kernel> BuildSmallRowsKernel(const std::string& name,
       at[c.axes[c.roles.rows[index]].get()] = row_indices[index];
     for (size_t index = 0; index < c.roles.batch.size(); ++index)
       at[c.axes[c.roles.batch[index]].get()] = batch_values[index];
-    at[c.axes[c.roles.column].get()] = column_value;
+    at[c.axes[c.roles.column()].get()] = column_value;
   };
   // Operands at k, with rows and columns past the end clamped to the last
   // (computed again, never stored).
@@ -338,10 +411,10 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   // y is the operand with one axis of its own, preferably the output's
   // last (so stores are contiguous).
   Expr x = product->a, y = product->b;
-  std::optional<AxisRoles> roles = ClassifyAxes(axes, x, y);
-  std::optional<AxisRoles> swapped = ClassifyAxes(axes, y, x);
+  std::optional<AxisRoles> roles = ClassifyAxes(axes, out_extents, x, y);
+  std::optional<AxisRoles> swapped = ClassifyAxes(axes, out_extents, y, x);
   const size_t last = out_extents.size() - 1;
-  if (swapped && (!roles || (swapped->column == last && roles->column != last))) {
+  if (swapped && (!roles || (swapped->column() == last && roles->column() != last))) {
     std::swap(x, y);
     roles = swapped;
   }
@@ -376,7 +449,8 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   const std::vector<int64_t> batch_extents = extents_of(roles->batch);
   const std::vector<int64_t> x_batch_extents = extents_of(x_batch);
   const std::vector<int64_t> y_batch_extents = extents_of(y_batch);
-  const int64_t rows = Product(row_extents), columns = out_extents[roles->column];
+  const std::vector<int64_t> column_extents = extents_of(roles->columns);
+  const int64_t rows = Product(row_extents), columns = Product(column_extents);
   const int64_t depth = Product(k_extents), batches = Product(batch_extents);
   const int64_t tile_rows = tiling.rows;
   const int64_t tile_columns =
@@ -430,10 +504,16 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
     const Expr panel = Mod(task, panels);
     const Expr column = Add(Multiply(panel, Int(tile_columns)), lane);
     Replacements at;
-    at[axes[roles->column].get()] = Min(column, Int(columns - 1));
     bind_batch(y_batch, Unflatten(Div(task, panels), y_batch_extents), at);
-    Expr value =
-        Select(Binary(BinaryOp::kLess, column, Int(columns)), Substitute(y, at), Float(0, dtype));
+    const Expr clamped = Min(column, Int(columns - 1));
+    Expr y_value;
+    if (roles->columns.size() == 1) {
+      at[axes[roles->column()].get()] = clamped;
+      y_value = Substitute(y, at);
+    } else {
+      y_value = LoadAtColumn(*roles, axes, y, clamped, at);
+    }
+    Expr value = Select(Binary(BinaryOp::kLess, column, Int(columns)), y_value, Float(0, dtype));
     Expr index = Add(Multiply(Add(Multiply(task, Int(depth)), k_flat), Int(tile_columns)), lane);
     pack_y = Loop(task, Int(Product(y_batch_extents) * panels), ForKind::kParallel,
                   Nest(k_vars, k_extents, ForKind::kSerial,
@@ -533,11 +613,32 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
     bind_rows(Add(row0, r), out_at);
     bind_batch(roles->batch, batch_values, out_at);
     const Expr column = Add(column0, c);
-    out_at[axes[roles->column].get()] = column;
-    std::vector<Expr> out_indices;
-    for (const Var& axis : axes) out_indices.push_back(out_at.at(axis.get()));
+    Expr out_index;
+    if (roles->columns.size() == 1) {
+      out_at[axes[roles->column()].get()] = column;
+      std::vector<Expr> out_indices;
+      for (const Var& axis : axes) out_indices.push_back(out_at.at(axis.get()));
+      out_index = FlatIndex(out, out_indices);
+    } else {
+      // Flattened columns are the output's last axes: the element's index
+      // is its index at column 0 plus the column, and so is that of every
+      // load of the epilogue that reads them contiguously (a residual);
+      // others divide the column into its axes.
+      Replacements at_column_zero = out_at;
+      for (size_t axis : roles->columns) at_column_zero[axes[axis].get()] = Int(0);
+      std::vector<Expr> out_indices;
+      for (const Var& axis : axes) out_indices.push_back(at_column_zero.at(axis.get()));
+      out_index = Add(FlatIndex(out, out_indices), column);
+      std::vector<Expr> loads;
+      CollectLoads(element, sum, loads);
+      BindColumns(*roles, axes, out_extents, column, out_at);
+      for (const Expr& load : loads) {
+        if (ContiguousAlong(load, roles->columns, axes, out_extents))
+          out_at[load.get()] = LoadAtColumn(*roles, axes, load, column, out_at);
+      }
+    }
     out_at[sum] = Load(tile, tile_index);
-    Stmt store(new StoreNode(out, FlatIndex(out, out_indices), Substitute(element, out_at)));
+    Stmt store(new StoreNode(out, out_index, Substitute(element, out_at)));
     Expr whole =
         Binary(BinaryOp::kAnd, Binary(BinaryOp::kLessEqual, Add(row0, Int(tile_rows)), Int(rows)),
                Binary(BinaryOp::kLessEqual, Add(column0, Int(tile_columns)), Int(columns)));

@@ -9,19 +9,32 @@
 // high-performance GEMM libraries, expressed in kernel IR:
 //
 // - The output axes split into the column axis (mentioned by y only), row
-//   axes (by x only) and batch axes (the rest). y is packed into a
-//   workspace, once per call, in column panels: for each panel of `columns`
-//   consecutive columns, the panel's values for every k are contiguous (the
-//   panel's tail past the last column is zero). x is read in place when it
-//   is a plain load (a dense layer's data); when reading it costs more (a
-//   padded convolution's window: selects and index arithmetic) it is packed
-//   too, in blocks of `rows` rows with each row's k values contiguous: the
-//   im2col of a convolution, computed once instead of per multiply-add.
+//   axes (by x only) and batch axes (the rest). Several axes mentioned by y
+//   alone can be the columns together when they are the output's last axes
+//   and y reads them as one contiguous run: a 1x1 convolution at stride 1
+//   then has its output pixels (oh, ow) as columns and its output channels
+//   as rows, so that a tile stores whole vectors along a channel's plane.
+//   The operand whose columns are the output's last axis is preferred as y.
+// - y is packed into a workspace, once per call, in column panels: for each
+//   panel of `columns` consecutive columns, the panel's values for every k
+//   are contiguous (the panel's tail past the last column is zero). x is
+//   read in place when it is a plain load (a dense layer's data, an
+//   unpadded convolution's input), along its own k axes so that its address
+//   is a sum of strides; when reading it costs more (a padded convolution's
+//   window: selects and index arithmetic) it is packed too, in blocks of
+//   `rows` rows with each row's k values contiguous: the im2col of a
+//   convolution, computed once instead of per multiply-add. (The compiler's
+//   pad_convolutions pass pads a convolution's input beforehand, so that
+//   only convolutions it leaves, float16 ones say, pack their windows.)
 // - Each task of the parallel loop takes a batch, a column panel and a run of
 //   row blocks, and computes each `rows` x `columns` block of the output in a
 //   register tile: per k, `rows` broadcast values of x times one row of the
 //   panel, accumulated in place. Rows past the end are clamped to the last
 //   row (computed again, never stored), so every block has the same shape.
+//   When all of y's panels fit in a core's cache together (192 KiB), a task
+//   takes a run of row blocks instead and sweeps every panel for each, so
+//   that x is read once; a packed x is then packed one block at a time, by
+//   the task, just before its panels read it.
 // - The epilogue (the rest of the output expression, with the sum replaced
 //   by the tile's value) runs when a block is stored.
 //

@@ -216,6 +216,20 @@ TEST(ContractionScheduleTest, ServesLargeDotProducts) {
   kernel = ContractionOf("nn.conv2d", {{1, 8, 12, 12}, {32, 8, 3, 3}});
   ASSERT_TRUE(kernel);
   EXPECT_EQ(kernel->workspace_count, 1u);
+  // A 1x1 convolution at stride 1 reads its data contiguously along the
+  // output pixels: they are the columns (13 x 9 = 117, flattened, in 4
+  // panels of 32 for 24 k), and the output channels are the rows, so that
+  // each tile stores whole vectors.
+  kernel = ContractionOf("nn.conv2d", {{1, 24, 13, 9}, {31, 24, 1, 1}});
+  ASSERT_TRUE(kernel);
+  ASSERT_EQ(kernel->workspace_count, 1u);
+  EXPECT_EQ(PrintExpr(ElementCount(kernel->params[2 + 1])), std::to_string(4 * 24 * 32));
+  // At stride 2 the pixels are not contiguous: the channels stay the columns.
+  kernel = ContractionOf("nn.conv2d", {{1, 24, 26, 18}, {31, 24, 1, 1}},
+                         {{"strides", AttrValue::IntList({2, 2})}});
+  ASSERT_TRUE(kernel);
+  ASSERT_EQ(kernel->workspace_count, 1u);
+  EXPECT_EQ(PrintExpr(ElementCount(kernel->params[2 + 1])), std::to_string(1 * 24 * 32));
 }
 
 TEST(ContractionScheduleTest, FewRowsAreReadInPlace) {

@@ -190,7 +190,8 @@ def conv2d_reference(data, weight, strides, padding, dilation):
 
 
 def conv_case(name, data_shape, weight_shape, strides=(1, 1), padding=(0, 0, 0, 0),
-              dilation=(1, 1), dtype=np.float32, nhwc=False, chain=None, extra=()):
+              dilation=(1, 1), dtype=np.float32, nhwc=False, chain=None, extra=(),
+              operators="nn.conv2d+nn.bias_add+nn.relu"):
     data = uniform(data_shape, -1, 1, dtype)
     weight = uniform(weight_shape, -1, 1, dtype)
     expected = conv2d_reference(wide(data), wide(weight), strides, padding, dilation)
@@ -201,7 +202,8 @@ def conv_case(name, data_shape, weight_shape, strides=(1, 1), padding=(0, 0, 0, 
         data, weight = data.transpose(0, 2, 3, 1), weight.transpose(2, 3, 1, 0)
         expected = expected.transpose(0, 2, 3, 1)
         attributes.update(data_layout="NHWC", kernel_layout="HWIO")
-    operators = "nn.conv2d" if chain is None else "nn.conv2d+nn.bias_add+nn.relu"
+    if chain is None:
+        operators = "nn.conv2d"
     emit(name, operators,
          [np.ascontiguousarray(data), np.ascontiguousarray(weight)] + list(extra),
          np.ascontiguousarray(expected).astype(dtype), **attributes)
@@ -232,6 +234,24 @@ def conv_transpose_cases():
          expected.astype(np.float32), strides=(2, 2), padding=(1, 1, 1, 1))
 
 
+def conv_in_place_cases():
+    """Convolutions whose data needs no packing (written after the others,
+    so that their random inputs do not shift the earlier cases')."""
+    # Unpadded: the data is read in place along (channel, row, column) loops;
+    # 29 output channels are the columns (a panel and a part, even with
+    # AVX-512's 32-float tiles).
+    conv_case("conv_3x3_unpadded", (1, 5, 11, 10), (29, 5, 3, 3))
+    # 1x1 at stride 1: the output pixels (oh, ow) are the columns, flattened
+    # (117 of them: 7 panels of 16 and a part); 31 output channels as rows.
+    conv_case("conv_1x1_pixel_columns", (1, 24, 13, 9), (31, 24, 1, 1))
+    # ... with an epilogue reading a residual along the same pixels.
+    bias31 = uniform((31,), -1, 1, np.float32)
+    residual = uniform((1, 31, 13, 9), -1, 1, np.float32)
+    conv_case("conv_1x1_bias_residual", (1, 24, 13, 9), (31, 24, 1, 1),
+              chain=lambda out: out + wide(bias31)[None, :, None, None] + wide(residual),
+              extra=[bias31, residual], operators="nn.conv2d+nn.bias_add+add")
+
+
 def main():
     writer.clear()
     dense_cases()
@@ -247,6 +267,7 @@ def main():
     bias = uniform((45,), -1, 1, np.float32)
     emit("packed_dense_bias_relu", "nn.dense+nn.bias_add+nn.relu", [data, weight, bias],
          np.maximum(wide(data) @ wide(weight).T + wide(bias), 0).astype(np.float32))
+    conv_in_place_cases()  # after the others, which keep their random inputs
     writer.write_index("generate_contraction_cases.py", [
         "# CASE OPERATORS INPUT_COUNT TOLERANCE [KEY=VALUE ...]",
         "# Inputs: CASE.in<N>.npy; expected output: CASE.out.npy.",
