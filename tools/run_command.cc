@@ -272,6 +272,10 @@ std::vector<Value> BindInputs(const RunOptions& options, const vm::Function& ent
                                          ", or use --random-inputs");
     }
     CheckInput(param, *tensor, origin);
+    // Nothing writes the inputs while the program runs, however often it
+    // runs (--repeat): kernels may keep what they derive from them, such as
+    // a weight's packed copy.
+    tensor->MarkImmutable();
     arguments.push_back(tensor);
   }
   return arguments;

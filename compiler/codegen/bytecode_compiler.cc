@@ -253,7 +253,12 @@ class ModuleCompiler {
 
   int32_t Constant(const Ref<Tensor>& value) {
     auto [position, inserted] = constants_.emplace(value.get(), executable_.constants.size());
-    if (inserted) executable_.constants.push_back(value);
+    if (inserted) {
+      // A program's constants are never written: kernels may keep what they
+      // derive from them (a weight's packed copy).
+      value->MarkImmutable();
+      executable_.constants.push_back(value);
+    }
     return static_cast<int32_t>(position->second);
   }
 

@@ -3,6 +3,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,6 +56,20 @@ class Tensor final : public Object {
   }
   // Whether host_data() may be called.
   bool on_host() const { return on_host_; }
+
+  // Declares the contents final: nothing writes them again (an executable's
+  // constants, a model's weights). Kernels may then keep values computed
+  // from them with the tensor, such as a weight's packed copy, and find
+  // them again on later calls instead of computing them anew. Call it
+  // before the tensor is shared between threads; writing the contents
+  // afterwards leaves those values stale.
+  void MarkImmutable();
+  bool immutable() const { return derived_ != nullptr; }
+  // For an immutable tensor: the value kept under `key`, or else the one
+  // `compute` returns, kept under `key` for as long as the tensor lives.
+  // For any other tensor: `compute()`, kept nowhere. Thread-safe; two
+  // threads missing at once may both compute, and one result is kept.
+  Ref<Object> Derived(const void* key, const std::function<Ref<Object>()>& compute) const;
   // Typed host access; throws kUsage if T does not store this dtype.
   template <typename T>
   T* data() const {
@@ -77,6 +93,9 @@ class Tensor final : public Object {
   Shape shape_;
   DType dtype_;
   int64_t element_count_;
+  // Values derived from the contents; present exactly when immutable.
+  struct DerivedValues;
+  std::shared_ptr<DerivedValues> derived_;
 };
 
 }  // namespace relay

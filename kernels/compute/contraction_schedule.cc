@@ -218,6 +218,25 @@ Expr LoadAtColumn(const AxisRoles& roles, const std::vector<Var>& axes, const Ex
   return Load(node->buffer, Add(Substitute(node->index, at), column));
 }
 
+// The position in `inputs` of the one buffer `operand` loads from, when it
+// loads from one only and that buffer's shape is constant.
+std::optional<size_t> SoleInputRead(const Expr& operand, const std::vector<Buffer>& inputs) {
+  std::vector<Expr> loads;
+  CollectLoads(operand, nullptr, loads);
+  if (loads.empty()) return std::nullopt;
+  const BufferNode* buffer = As<LoadNode>(loads[0])->buffer.get();
+  for (const Expr& load : loads) {
+    if (As<LoadNode>(load)->buffer.get() != buffer) return std::nullopt;
+  }
+  for (const Expr& dimension : buffer->shape) {
+    if (As<IntImmNode>(dimension) == nullptr) return std::nullopt;
+  }
+  for (size_t index = 0; index < inputs.size(); ++index) {
+    if (inputs[index].get() == buffer) return index;
+  }
+  return std::nullopt;
+}
+
 // The sum of `count` consecutive elements of `tile` from `first`, as a
 // balanced tree of additions (a vector's horizontal sum).
 Expr SumOfLanes(const Buffer& tile, int64_t first, int64_t count) {
@@ -668,10 +687,19 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
     if (!rows_outer) statements.push_back(pack_x);
   }
   params.push_back(packed_y);
-  statements.push_back(pack_y);
+  // y's panels depend on y alone: when y reads one input (a weight), they
+  // are filled by a kernel of their own, so that the launcher can fill them
+  // once for a weight that never changes.
+  const std::optional<size_t> y_input = SoleInputRead(y, inputs);
+  if (!y_input) statements.push_back(pack_y);
   statements.push_back(compute);
   Kernel kernel{name, std::move(params), 1, {}, Stmt(new SequenceNode(std::move(statements)))};
   kernel.workspace_count = pack_x_operand ? 2 : 1;
+  if (y_input) {
+    auto fill = std::make_shared<Kernel>(
+        Kernel{name + ".pack_weight", {inputs[*y_input], packed_y}, 1, {}, pack_y});
+    kernel.derived_workspace = Kernel::DerivedWorkspace{*y_input, kernel.workspace_count - 1, fill};
+  }
   return kernel;
 }
 

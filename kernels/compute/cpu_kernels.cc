@@ -215,6 +215,14 @@ PreparedKernel PrepareKernel(const kir::Kernel& kernel, const Shape& output_shap
     prepared.workspaces.push_back(
         {ConstantElementCount(kernel.params[index]), kernel.params[index]->dtype});
   }
+  if (const auto& derived = kernel.derived_workspace) {
+    RELAY_CHECK(derived->fill && derived->fill->dims.empty() &&
+                    derived->input < kernel.input_count() &&
+                    derived->workspace < kernel.workspace_count,
+                "a derived workspace is filled from one input, with no symbolic dimensions");
+    prepared.fill = PreparedKernel::WorkspaceFill{llvm_backend::CompileKernel(*derived->fill),
+                                                  derived->input, derived->workspace};
+  }
   return prepared;
 }
 
@@ -241,10 +249,24 @@ void PreparedKernel::LaunchInto(std::span<const Ref<Tensor>> inputs, const Tenso
   size_t next = 0;
   for (const Ref<Tensor>& input : inputs) pointers[next++] = input->host_data();
   pointers[next++] = output.host_data();
-  // Workspaces come from the pool; they live for the call.
+  // Workspaces come from the pool; they live for the call, except one
+  // filled from an immutable input, which lives with that input.
   std::vector<Ref<Tensor>> scratch;
-  for (const auto& [element_count, dtype] : workspaces) {
-    scratch.push_back(Tensor::Empty(HostDevice(), {element_count}, dtype));
+  for (size_t index = 0; index < workspaces.size(); ++index) {
+    const auto& [element_count, dtype] = workspaces[index];
+    if (fill && index == fill->workspace) {
+      const Tensor& source = *inputs[fill->input];
+      Ref<Object> filled =
+          source.Derived(reinterpret_cast<const void*>(fill->entry), [&]() -> Ref<Object> {
+            Ref<Tensor> workspace = Tensor::Empty(HostDevice(), {element_count}, dtype);
+            void* fill_pointers[2] = {source.host_data(), workspace->host_data()};
+            fill->entry(fill_pointers, nullptr);
+            return workspace;
+          });
+      scratch.push_back(Ref<Tensor>(static_cast<Tensor*>(filled.get())));
+    } else {
+      scratch.push_back(Tensor::Empty(HostDevice(), {element_count}, dtype));
+    }
     pointers[next++] = scratch.back()->host_data();
   }
   entry(pointers, dim_values.data());

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -52,6 +53,15 @@ struct PreparedKernel {
   DType output_dtype = DType::kFloat32;
   std::vector<int64_t> dim_values;
   std::vector<std::pair<int64_t, DType>> workspaces;  // element count, dtype
+  // The kernel filling a workspace from one input (kir::Kernel's
+  // derived_workspace), run before `entry`; for an immutable input, once,
+  // its result kept with the input (Tensor::Derived) for later launches.
+  struct WorkspaceFill {
+    llvm_backend::KernelEntry entry = nullptr;
+    size_t input = 0;
+    size_t workspace = 0;
+  };
+  std::optional<WorkspaceFill> fill;
 
   // Runs on `inputs` (of the shapes and dtypes it was prepared for: not
   // checked) into a new host tensor.

@@ -18,6 +18,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -312,6 +314,18 @@ struct Kernel {
   std::vector<Var> dims;  // symbolic dimensions, in calling-convention order
   Stmt body;
   size_t workspace_count = 0;
+
+  // A workspace computed from one input alone (the contraction schedule's
+  // packed weight panels) by a kernel of its own, `fill`, whose one input is
+  // that input and whose one output is the workspace; `body` only reads it.
+  // A launcher runs `fill` before `body`, or, for an immutable input
+  // (Tensor::MarkImmutable), reuses what an earlier launch filled.
+  struct DerivedWorkspace {
+    size_t input = 0;      // among the inputs
+    size_t workspace = 0;  // among the workspaces
+    std::shared_ptr<const Kernel> fill;
+  };
+  std::optional<DerivedWorkspace> derived_workspace = std::nullopt;
 
   size_t input_count() const { return params.size() - output_count - workspace_count; }
 };

@@ -12,6 +12,7 @@
 // schedule alone.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <set>
 #include <sstream>
 #include <string>
@@ -230,6 +231,72 @@ TEST(ContractionScheduleTest, ServesLargeDotProducts) {
   ASSERT_TRUE(kernel);
   ASSERT_EQ(kernel->workspace_count, 1u);
   EXPECT_EQ(PrintExpr(ElementCount(kernel->params[2 + 1])), std::to_string(1 * 24 * 32));
+}
+
+// A host tensor of `shape` holding `values` (cycled).
+Ref<Tensor> FilledTensor(const Shape& shape, const std::vector<float>& values) {
+  Ref<Tensor> tensor = Tensor::Empty(HostDevice(), shape, DType::kFloat32);
+  float* data = tensor->data<float>();
+  for (int64_t index = 0; index < tensor->element_count(); ++index)
+    data[index] = values[size_t(index) % values.size()];
+  return tensor;
+}
+
+// data (rows x k) times weight (columns x k) transposed, by the definition.
+std::vector<float> DenseProduct(const Tensor& data, const Tensor& weight) {
+  const int64_t rows = data.shape()[0], depth = data.shape()[1], columns = weight.shape()[0];
+  std::vector<float> product(size_t(rows * columns));
+  for (int64_t row = 0; row < rows; ++row) {
+    for (int64_t column = 0; column < columns; ++column) {
+      double sum = 0;
+      for (int64_t k = 0; k < depth; ++k)
+        sum +=
+            double(data.data<float>()[row * depth + k]) * weight.data<float>()[column * depth + k];
+      product[size_t(row * columns + column)] = float(sum);
+    }
+  }
+  return product;
+}
+
+void ExpectValues(const Tensor& actual, const std::vector<float>& expected) {
+  ASSERT_EQ(actual.element_count(), int64_t(expected.size()));
+  for (size_t index = 0; index < expected.size(); ++index)
+    ASSERT_NEAR(actual.data<float>()[index], expected[index], 1e-3) << "element " << index;
+}
+
+TEST(ContractionScheduleTest, PacksAnImmutableWeightOnce) {
+  std::optional<kir::Kernel> kernel = ContractionOf("nn.dense", {{70, 64}, {45, 64}});
+  ASSERT_TRUE(kernel);
+  // The weight's panels are filled by a kernel of their own, from the
+  // weight alone.
+  ASSERT_TRUE(kernel->derived_workspace);
+  EXPECT_EQ(kernel->derived_workspace->input, 1u);
+  EXPECT_EQ(kernel->derived_workspace->workspace, 0u);
+  EXPECT_EQ(kernel->derived_workspace->fill->input_count(), 1u);
+
+  const Ref<Tensor> data = FilledTensor({70, 64}, {0.5f, -1.0f, 0.25f, 2.0f, -0.75f});
+  const Ref<Tensor> first = FilledTensor({45, 64}, {1.0f, -0.5f, 0.125f});
+  const Ref<Tensor> second = FilledTensor({45, 64}, {-2.0f, 0.375f, 1.5f, 0.25f});
+  const std::vector<float> with_first = DenseProduct(*data, *first);
+  const std::vector<float> with_second = DenseProduct(*data, *second);
+
+  // An ordinary weight is packed on every launch: writing it between
+  // launches changes the result.
+  Ref<Tensor> weight = FilledTensor({45, 64}, {1.0f, -0.5f, 0.125f});
+  ExpectValues(*RunKernel(*kernel, {{data, weight}}, {70, 45}), with_first);
+  std::memcpy(weight->host_data(), second->host_data(), second->byte_size());
+  ExpectValues(*RunKernel(*kernel, {{data, weight}}, {70, 45}), with_second);
+
+  // An immutable one is packed once, on its first launch, and the packed
+  // copy serves later launches: writing the weight anyway (which the
+  // contract forbids) shows that its first packing is still the one used.
+  weight = FilledTensor({45, 64}, {1.0f, -0.5f, 0.125f});
+  weight->MarkImmutable();
+  ExpectValues(*RunKernel(*kernel, {{data, weight}}, {70, 45}), with_first);
+  std::memcpy(weight->host_data(), second->host_data(), second->byte_size());
+  ExpectValues(*RunKernel(*kernel, {{data, weight}}, {70, 45}), with_first);
+  // A reshaped view of it shares what was derived from its contents.
+  ExpectValues(*RunKernel(*kernel, {{data, weight->Reshape({45, 64})}}, {70, 45}), with_first);
 }
 
 TEST(ContractionScheduleTest, FewRowsAreReadInPlace) {

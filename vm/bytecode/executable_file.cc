@@ -371,6 +371,7 @@ void ReadConstants(Reader& in, Executable& executable) {
       in.Fail("constant " + std::to_string(index) + ": " + error.message());
     }
     if (!data.empty()) std::memcpy(tensor->host_data(), data.data(), data.size());
+    tensor->MarkImmutable();  // as the compiler's constants are
     executable.constants.push_back(std::move(tensor));
   }
 }

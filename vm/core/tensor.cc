@@ -1,6 +1,8 @@
 #include "relay/tensor.h"
 
 #include <limits>
+#include <mutex>
+#include <utility>
 
 namespace relay {
 
@@ -69,7 +71,38 @@ Ref<Tensor> Tensor::Reshape(Shape shape) const {
                                        " elements) to shape " + ShapeToString(shape) + " (" +
                                        std::to_string(count) + " elements)");
   }
-  return Ref<Tensor>(new Tensor(storage_, byte_offset_, std::move(shape), dtype_, count));
+  Ref<Tensor> view(new Tensor(storage_, byte_offset_, std::move(shape), dtype_, count));
+  // A view of final contents is final too, and what was derived from the
+  // bytes (keyed by what computed it) holds for it as well.
+  view->derived_ = derived_;
+  return view;
+}
+
+struct Tensor::DerivedValues {
+  std::mutex mutex;
+  std::vector<std::pair<const void*, Ref<Object>>> values;  // few: one per kernel reading it
+};
+
+void Tensor::MarkImmutable() {
+  if (!derived_) derived_ = std::make_shared<DerivedValues>();
+}
+
+Ref<Object> Tensor::Derived(const void* key, const std::function<Ref<Object>()>& compute) const {
+  if (!derived_) return compute();
+  {
+    std::lock_guard<std::mutex> lock(derived_->mutex);
+    for (const auto& [known, value] : derived_->values) {
+      if (known == key) return value;
+    }
+  }
+  // Computed outside the lock: computing may take long and run kernels.
+  Ref<Object> value = compute();
+  std::lock_guard<std::mutex> lock(derived_->mutex);
+  for (const auto& [known, kept] : derived_->values) {
+    if (known == key) return kept;
+  }
+  derived_->values.emplace_back(key, value);
+  return value;
 }
 
 void Tensor::ThrowNotOnHost() const {
