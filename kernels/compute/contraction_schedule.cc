@@ -22,6 +22,11 @@ constexpr int64_t kSmallRowsWorkPerTask = int64_t{1} << 15;
 // row blocks go outermost, and x (the larger operand then, often an im2col
 // of a convolution's input) is read once instead of once per panel.
 constexpr int64_t kPanelsInCacheBytes = int64_t{192} << 10;
+// y read in place (a vector row of each of its k rows per panel) for at
+// most this many k: more rows than that, each in a page of its own, would
+// not stay in the nearest cache and TLB while the panel's row blocks use
+// them.
+constexpr int64_t kInPlaceDepthLimit = 1024;
 
 Expr Min(Expr a, Expr b) {
   return Binary(BinaryOp::kMinimum, std::move(a), std::move(b));
@@ -427,13 +432,25 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
     k_extents.push_back(constant->value);
   }
 
-  // y is the operand with one axis of its own, preferably the output's
-  // last (so stores are contiguous).
+  // y is the operand with axes of its own, preferably the output's last (so
+  // stores are contiguous), unless its tiles would compute clearly more
+  // past the edges (49 pixels of a 7x7 convolution as columns: two panels
+  // of 32, a third of them wasted; its channels tile evenly).
   Expr x = product->a, y = product->b;
   std::optional<AxisRoles> roles = ClassifyAxes(axes, out_extents, x, y);
   std::optional<AxisRoles> swapped = ClassifyAxes(axes, out_extents, y, x);
   const size_t last = out_extents.size() - 1;
-  if (swapped && (!roles || (swapped->column() == last && roles->column() != last))) {
+  const int64_t dtype_columns =
+      std::max<int64_t>(1, tiling.column_bytes / static_cast<int64_t>(DTypeSize(dtype)));
+  auto tiled_work = [&](const AxisRoles& which) {
+    int64_t rows = 1, columns = 1;
+    for (size_t axis : which.rows) rows *= out_extents[axis];
+    for (size_t axis : which.columns) columns *= out_extents[axis];
+    return CeilDiv(rows, tiling.rows) * tiling.rows * CeilDiv(columns, dtype_columns) *
+           dtype_columns;
+  };
+  if (swapped && (!roles || (swapped->column() == last && roles->column() != last &&
+                             10 * tiled_work(*swapped) <= 11 * tiled_work(*roles)))) {
     std::swap(x, y);
     roles = swapped;
   }
@@ -499,6 +516,15 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   // at a time, just before using it, into its own packed_x[task][r][k]: the
   // block is still in the nearest cache when the panels read it.
   const bool pack_x_operand = NeedsPacking(x);
+  // y is read in place too when x is (so that the k loops are x's own, and
+  // y's address along them a sum of strides) and y is a plain load
+  // contiguous along the columns, not too deep for its rows to stay in
+  // cache: a 1x1 convolution's data, whose packing would cost as much
+  // memory traffic as the product itself. With fewer columns than a tile
+  // has, there is no room for the last panel's shift (below): it is packed.
+  const bool pack_y_operand = pack_x_operand || NeedsPacking(y) ||
+                              !ContiguousAlong(y, roles->columns, axes, out_extents) ||
+                              columns < tile_columns || depth > kInPlaceDepthLimit;
   const int64_t packed_x_blocks = rows_outer ? tasks : Product(x_batch_extents) * row_blocks;
   const Buffer packed_x(
       new BufferNode("packed_x", dtype, {Int(packed_x_blocks * depth * tile_rows)}));
@@ -582,7 +608,13 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
     const Expr first_block = Multiply(Mod(task, chunks), Int(blocks_per_chunk));
     const Expr row_block = Add(first_block, block);
     const Expr row0 = Multiply(row_block, Int(tile_rows));
-    const Expr column0 = Multiply(panel, Int(tile_columns));
+    // y read in place has no zero tail: the last panel reads (and computes)
+    // the last `tile_columns` columns instead, some of which the panel before
+    // has stored, and stores only the others.
+    const bool shift_last_panel = !pack_y_operand && columns % tile_columns != 0;
+    const Expr stored_from = Multiply(panel, Int(tile_columns));
+    const Expr column0 =
+        shift_last_panel ? Min(stored_from, Int(columns - tile_columns)) : stored_from;
     const Buffer tile(new BufferNode("tile", dtype, {Int(tile_rows * tile_columns)}));
     const Expr tile_index = Add(Multiply(r, Int(tile_columns)), c);
     auto over_tile = [&](Stmt body) {
@@ -616,7 +648,14 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
       x_value = Substitute(x, at);
     }
     const Expr k_position = pack_x_operand ? Expr(k) : k_flat;
-    Expr y_value = Load(packed_y, Add(Multiply(Add(y_base, k_position), Int(tile_columns)), c));
+    Expr y_value;
+    if (pack_y_operand) {
+      y_value = Load(packed_y, Add(Multiply(Add(y_base, k_position), Int(tile_columns)), c));
+    } else {
+      Replacements at;
+      bind_batch(roles->batch, batch_values, at);
+      y_value = LoadAtColumn(*roles, axes, y, Add(column0, c), at);
+    }
     Stmt multiply_add_one = over_tile(Stmt(
         new StoreNode(tile, tile_index,
                       Add(Load(tile, tile_index), Binary(BinaryOp::kMultiply, x_value, y_value)))));
@@ -660,9 +699,12 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
     Stmt store(new StoreNode(out, out_index, Substitute(element, out_at)));
     Expr whole =
         Binary(BinaryOp::kAnd, Binary(BinaryOp::kLessEqual, Add(row0, Int(tile_rows)), Int(rows)),
-               Binary(BinaryOp::kLessEqual, Add(column0, Int(tile_columns)), Int(columns)));
+               Binary(BinaryOp::kLessEqual, Add(stored_from, Int(tile_columns)), Int(columns)));
     Expr inside = Binary(BinaryOp::kAnd, Binary(BinaryOp::kLess, Add(row0, r), Int(rows)),
                          Binary(BinaryOp::kLess, column, Int(columns)));
+    if (shift_last_panel) {
+      inside = Binary(BinaryOp::kAnd, inside, Binary(BinaryOp::kLessEqual, stored_from, column));
+    }
     Stmt store_tile(new IfThenElseNode(
         whole, over_tile(store), over_tile(Stmt(new IfThenElseNode(inside, store, nullptr)))));
 
@@ -686,18 +728,21 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
     params.push_back(packed_x);
     if (!rows_outer) statements.push_back(pack_x);
   }
-  params.push_back(packed_y);
   // y's panels depend on y alone: when y reads one input (a weight), they
   // are filled by a kernel of their own, so that the launcher can fill them
   // once for a weight that never changes.
-  const std::optional<size_t> y_input = SoleInputRead(y, inputs);
-  if (!y_input) statements.push_back(pack_y);
+  std::optional<size_t> y_input;
+  if (pack_y_operand) {
+    params.push_back(packed_y);
+    y_input = SoleInputRead(y, inputs);
+    if (!y_input) statements.push_back(pack_y);
+  }
   statements.push_back(compute);
   Kernel kernel{name, std::move(params), 1, {}, Stmt(new SequenceNode(std::move(statements)))};
-  kernel.workspace_count = pack_x_operand ? 2 : 1;
+  kernel.workspace_count = size_t(pack_x_operand) + size_t(pack_y_operand);
   if (y_input) {
     auto fill = std::make_shared<Kernel>(
-        Kernel{name + ".pack_weight", {inputs[*y_input], packed_y}, 1, {}, pack_y});
+        Kernel{name + ".pack_panels", {inputs[*y_input], packed_y}, 1, {}, pack_y});
     kernel.derived_workspace = Kernel::DerivedWorkspace{*y_input, kernel.workspace_count - 1, fill};
   }
   return kernel;

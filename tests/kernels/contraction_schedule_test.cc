@@ -147,6 +147,11 @@ TEST_P(ContractionScheduleTest, MatchesNumPy) {
     if (test_case.name.starts_with("packed")) {
       EXPECT_GE(kernel.workspace_count, 1u) << text;
     }
+    // A 1x1 convolution's pixels are its columns, and both operands are
+    // read in place.
+    if (test_case.name == "conv_1x1_pixel_columns" || test_case.name == "conv_1x1_bias_residual") {
+      EXPECT_EQ(kernel.workspace_count, 0u) << text;
+    }
     Ref<Tensor> actual = RunKernel(kernel, inputs, expected->shape());
     EXPECT_EQ(CompareValues(*expected, *actual, test_case.tolerance), 0)
         << "mismatching elements of " << expected->element_count();
@@ -219,12 +224,21 @@ TEST(ContractionScheduleTest, ServesLargeDotProducts) {
   EXPECT_EQ(kernel->workspace_count, 1u);
   // A 1x1 convolution at stride 1 reads its data contiguously along the
   // output pixels: they are the columns (13 x 9 = 117, flattened, in 4
-  // panels of 32 for 24 k), and the output channels are the rows, so that
-  // each tile stores whole vectors.
+  // panels of 32), and the output channels are the rows (5 blocks of 6), so
+  // that each tile stores whole vectors. Both operands are read in place;
+  // the last panel reads the last 32 columns (from 85) and stores those past
+  // the third panel's (from 96).
+  kernel = ContractionOf("nn.conv2d", {{1, 24, 13, 9}, {30, 24, 1, 1}});
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(kernel->workspace_count, 0u);
+  EXPECT_NE(PrintKernel(*kernel).find(", 85)"), std::string::npos) << PrintKernel(*kernel);
+  // With 31 channels, pixels as columns would compute 20% more past the
+  // edges than channels do (4 x 32 by 6 x 6 against 32 by 20 x 6): the
+  // channels are the columns.
   kernel = ContractionOf("nn.conv2d", {{1, 24, 13, 9}, {31, 24, 1, 1}});
   ASSERT_TRUE(kernel);
   ASSERT_EQ(kernel->workspace_count, 1u);
-  EXPECT_EQ(PrintExpr(ElementCount(kernel->params[2 + 1])), std::to_string(4 * 24 * 32));
+  EXPECT_EQ(PrintExpr(ElementCount(kernel->params[2 + 1])), std::to_string(1 * 24 * 32));
   // At stride 2 the pixels are not contiguous: the channels stay the columns.
   kernel = ContractionOf("nn.conv2d", {{1, 24, 26, 18}, {31, 24, 1, 1}},
                          {{"strides", AttrValue::IntList({2, 2})}});
@@ -310,10 +324,12 @@ TEST(ContractionScheduleTest, FewRowsAreReadInPlace) {
   ASSERT_TRUE(kernel);
   EXPECT_EQ(PrintKernel(*kernel).find("parallel for"), std::string::npos) << PrintKernel(*kernel);
   // A weight contiguous along the columns rather than k (matmul without
-  // transpose_b) keeps the packed schedule.
+  // transpose_b) keeps the packed schedule, reading the weight in place
+  // along its rows.
   kernel = ContractionOf("nn.matmul", {{1, 512}, {512, 2048}});
   ASSERT_TRUE(kernel);
-  EXPECT_EQ(kernel->workspace_count, 1u);
+  EXPECT_EQ(kernel->workspace_count, 0u);
+  EXPECT_NE(PrintKernel(*kernel).find("allocate "), std::string::npos) << PrintKernel(*kernel);
 }
 
 TEST(ContractionScheduleTest, LeavesSmallAndUnsuitableCallsToTheNaiveSchedule) {

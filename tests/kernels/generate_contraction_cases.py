@@ -242,14 +242,16 @@ def conv_in_place_cases():
     # AVX-512's 32-float tiles).
     conv_case("conv_3x3_unpadded", (1, 5, 11, 10), (29, 5, 3, 3))
     # 1x1 at stride 1: the output pixels (oh, ow) are the columns, flattened
-    # (117 of them: 7 panels of 16 and a part); 31 output channels as rows.
-    conv_case("conv_1x1_pixel_columns", (1, 24, 13, 9), (31, 24, 1, 1))
+    # (117 of them: panels of 16 or 32 and a part, which reads the last full
+    # panel's worth and stores its new columns); 30 output channels as rows
+    # (5 blocks of 6: pixels tile no worse than channels would).
+    conv_case("conv_1x1_pixel_columns", (1, 24, 13, 9), (30, 24, 1, 1))
     # ... with an epilogue reading a residual along the same pixels.
-    bias31 = uniform((31,), -1, 1, np.float32)
-    residual = uniform((1, 31, 13, 9), -1, 1, np.float32)
-    conv_case("conv_1x1_bias_residual", (1, 24, 13, 9), (31, 24, 1, 1),
-              chain=lambda out: out + wide(bias31)[None, :, None, None] + wide(residual),
-              extra=[bias31, residual], operators="nn.conv2d+nn.bias_add+add")
+    bias30 = uniform((30,), -1, 1, np.float32)
+    residual = uniform((1, 30, 13, 9), -1, 1, np.float32)
+    conv_case("conv_1x1_bias_residual", (1, 24, 13, 9), (30, 24, 1, 1),
+              chain=lambda out: out + wide(bias30)[None, :, None, None] + wide(residual),
+              extra=[bias30, residual], operators="nn.conv2d+nn.bias_add+add")
 
 
 def main():
