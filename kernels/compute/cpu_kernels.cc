@@ -157,8 +157,9 @@ kir::Kernel BuildCpuKernelAfter(const std::string& name, const std::vector<Buffe
                                 std::span<const int32_t> first_inputs) {
   if (op == "nn.conv2d" && first_inputs.size() == 2 && first_inputs[0] >= 0 &&
       first_inputs[1] >= 0) {
-    if (std::optional<kir::Kernel> depthwise = BuildDepthwiseKernel(
-            name, inputs, output, attrs, size_t(first_inputs[0]), size_t(first_inputs[1]))) {
+    if (std::optional<kir::Kernel> depthwise =
+            BuildDepthwiseKernel(name, inputs, output, attrs, size_t(first_inputs[0]),
+                                 size_t(first_inputs[1]), HostContractionTiling().parallel_tasks)) {
       return std::move(*depthwise);
     }
   }

@@ -1,5 +1,6 @@
 #include "kernels/compute/depthwise_schedule.h"
 
+#include <algorithm>
 #include <array>
 
 #include "kernels/compute/convolution_compute.h"
@@ -21,21 +22,23 @@ std::optional<std::vector<int64_t>> ConstantShape(const Buffer& buffer) {
   return shape;
 }
 
+int64_t CeilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
 Stmt Loop(const Var& var, Expr extent, ForKind kind, Stmt body) {
   return Stmt(new ForNode(var, std::move(extent), kind, std::move(body)));
 }
 
 // The largest window this schedule writes out in full.
 constexpr int64_t kMaximumWindow = 49;
-// Output elements per parallel task, at least.
-constexpr int64_t kElementsPerTask = 4096;
 
 }  // namespace
 
 std::optional<Kernel> BuildDepthwiseKernel(const std::string& name,
                                            const std::vector<Buffer>& inputs,
                                            const TensorExpr& output, const Attrs& conv_attributes,
-                                           size_t data, size_t weight) {
+                                           size_t data, size_t weight, int64_t parallel_tasks) {
   if (data >= inputs.size() || weight >= inputs.size()) return std::nullopt;
   if (GetAttr(conv_attributes, "data_layout").as_string() != "NCHW" ||
       GetAttr(conv_attributes, "kernel_layout").as_string() != "OIHW") {
@@ -82,88 +85,109 @@ std::optional<Kernel> BuildDepthwiseKernel(const std::string& name,
   const auto [top, left, bottom, right] = Padding(conv_attributes);
   const int64_t padded_height = height + top + bottom, padded_width = width + left + right;
   const int64_t planes = batch * channels;
-  const Buffer padded(
-      new BufferNode("padded", accumulator, {Int(planes * padded_height * padded_width)}));
+  const int64_t plane_size = padded_height * padded_width;
 
-  // Each plane padded with zeros (and converted to the accumulator's type).
-  Stmt pack;
-  {
-    Var plane(new VarNode("plane")), row(new VarNode("row")), column(new VarNode("column"));
-    const Expr source_row = Subtract(row, Int(top)), source_column = Subtract(column, Int(left));
-    auto clamp = [](const Expr& index, int64_t extent) {
-      return Binary(BinaryOp::kMaximum, Binary(BinaryOp::kMinimum, index, Int(extent - 1)), Int(0));
+  // Tasks take runs of whole planes. Unless the data can be read in place
+  // (no padding, already of the accumulator's type), each task copies its
+  // current plane into its own zero-bordered slice of the workspace first:
+  // the slice stays in the nearest caches while the plane's rows read it,
+  // so the data crosses memory once.
+  const int64_t task_count = std::clamp<int64_t>(parallel_tasks, 1, planes);
+  const int64_t planes_per_task = CeilDiv(planes, task_count);
+  const int64_t tasks = CeilDiv(planes, planes_per_task);
+  const bool in_place =
+      top == 0 && left == 0 && bottom == 0 && right == 0 && data_dtype == accumulator;
+  const Buffer padded(new BufferNode("padded", accumulator, {Int(tasks * plane_size)}));
+  Var task(new VarNode("task")), local(new VarNode("local"));
+  const Expr plane = Add(Multiply(task, Int(planes_per_task)), local);
+  const Expr slice = Multiply(task, Int(plane_size));
+
+  std::vector<Stmt> per_task;  // before the task's planes: zero the borders
+  std::vector<Stmt> per_plane;
+  if (!in_place) {
+    Var row(new VarNode("row")), column(new VarNode("column"));
+    auto at = [&](const Expr& padded_row, const Expr& padded_column) {
+      return Add(slice, Add(Multiply(padded_row, Int(padded_width)), padded_column));
     };
-    auto in_range = [](const Expr& index, int64_t extent) {
-      return Binary(BinaryOp::kAnd, Binary(BinaryOp::kGreaterEqual, index, Int(0)),
-                    Binary(BinaryOp::kLess, index, Int(extent)));
+    auto zero_rows = [&](int64_t first, int64_t count) {
+      if (count == 0) return;
+      per_task.push_back(Loop(row, Int(count), ForKind::kSerial,
+                              Loop(column, Int(padded_width), ForKind::kVectorized,
+                                   Stmt(new StoreNode(padded, at(Add(row, Int(first)), column),
+                                                      Float(0, accumulator))))));
     };
-    const Expr value = Cast(
-        accumulator,
-        Load(inputs[data],
-             Add(Multiply(Add(Multiply(plane, Int(height)), clamp(source_row, height)), Int(width)),
-                 clamp(source_column, width))));
-    const Expr inside =
-        Binary(BinaryOp::kAnd, in_range(source_row, height), in_range(source_column, width));
-    const Expr index =
-        Add(Multiply(Add(Multiply(plane, Int(padded_height)), row), Int(padded_width)), column);
-    pack = Loop(plane, Int(planes), ForKind::kParallel,
-                Loop(row, Int(padded_height), ForKind::kSerial,
-                     Loop(column, Int(padded_width), ForKind::kVectorized,
-                          Stmt(new StoreNode(padded, index,
-                                             Select(inside, value, Float(0, accumulator)))))));
+    auto zero_columns = [&](int64_t first, int64_t count) {
+      if (count == 0) return;
+      per_task.push_back(
+          Loop(row, Int(height), ForKind::kSerial,
+               Loop(column, Int(count), ForKind::kSerial,
+                    Stmt(new StoreNode(padded, at(Add(row, Int(top)), Add(column, Int(first))),
+                                       Float(0, accumulator))))));
+    };
+    zero_rows(0, top);
+    zero_rows(top + height, bottom);
+    zero_columns(0, left);
+    zero_columns(left + width, right);
+    const Expr value =
+        Cast(accumulator,
+             Load(inputs[data],
+                  Add(Multiply(Add(Multiply(plane, Int(height)), row), Int(width)), column)));
+    per_plane.push_back(Loop(
+        row, Int(height), ForKind::kSerial,
+        Loop(column, Int(width), ForKind::kVectorized,
+             Stmt(new StoreNode(padded, at(Add(row, Int(top)), Add(column, Int(left))), value)))));
   }
 
-  // Rows of the output in parallel tasks: (plane, output row) flattened.
-  Stmt compute;
-  {
-    const int64_t rows = planes * out_height;
-    const int64_t rows_per_task =
-        std::max<int64_t>(1, kElementsPerTask / std::max<int64_t>(out_width, 1));
-    const int64_t tasks = (rows + rows_per_task - 1) / rows_per_task;
-    Var task(new VarNode("task")), local(new VarNode("row"));
-    const Expr row = Add(Multiply(task, Int(rows_per_task)), local);
-    const Expr plane = Binary(BinaryOp::kFloorDivide, row, Int(out_height));
-    const Expr out_row = Binary(BinaryOp::kFloorMod, row, Int(out_height));
-    const Expr channel = Binary(BinaryOp::kFloorMod, plane, Int(channels));
-    const Var& x = axes[3];
-    Expr total;
-    for (int64_t window_row = 0; window_row < window_height; ++window_row) {
-      for (int64_t window_column = 0; window_column < window_width; ++window_column) {
-        const Expr padded_row =
-            Add(Multiply(out_row, Int(strides[0])), Int(window_row * dilation[0]));
-        const Expr padded_column =
-            Add(Multiply(x, Int(strides[1])), Int(window_column * dilation[1]));
-        const Expr value = Load(
-            padded,
-            Add(Multiply(Add(Multiply(plane, Int(padded_height)), padded_row), Int(padded_width)),
-                padded_column));
-        const Expr filter =
-            Cast(accumulator,
-                 Load(inputs[weight], Add(Multiply(channel, Int(window_height * window_width)),
-                                          Int(window_row * window_width + window_column))));
-        const Expr product = Binary(BinaryOp::kMultiply, value, filter);
-        total = total ? Add(total, product) : product;
-      }
+  // The plane's output rows, each element its window's products written
+  // out in full.
+  const Expr channel = Binary(BinaryOp::kFloorMod, plane, Int(channels));
+  Var out_row(new VarNode("out_row"));
+  const Var& x = axes[3];
+  Expr total;
+  for (int64_t window_row = 0; window_row < window_height; ++window_row) {
+    for (int64_t window_column = 0; window_column < window_width; ++window_column) {
+      const Expr padded_row =
+          Add(Multiply(out_row, Int(strides[0])), Int(window_row * dilation[0]));
+      const Expr padded_column =
+          Add(Multiply(x, Int(strides[1])), Int(window_column * dilation[1]));
+      const Expr position = Add(Multiply(padded_row, Int(padded_width)), padded_column);
+      const Expr value = in_place
+                             ? Load(inputs[data], Add(Multiply(plane, Int(plane_size)), position))
+                             : Load(padded, Add(slice, position));
+      const Expr filter =
+          Cast(accumulator,
+               Load(inputs[weight], Add(Multiply(channel, Int(window_height * window_width)),
+                                        Int(window_row * window_width + window_column))));
+      const Expr product = Binary(BinaryOp::kMultiply, value, filter);
+      total = total ? Add(total, product) : product;
     }
-    Replacements at;
-    at[axes[0].get()] = Binary(BinaryOp::kFloorDivide, plane, Int(channels));
-    at[axes[1].get()] = channel;
-    at[axes[2].get()] = out_row;
-    at[sum] = total;
-    const Buffer out(new BufferNode("out", output.dtype, output.shape));
-    Stmt store(new StoreNode(out, Add(Multiply(row, Int(out_width)), x), Substitute(element, at)));
-    compute = Loop(task, Int(tasks), ForKind::kParallel,
-                   Loop(local,
-                        Binary(BinaryOp::kMinimum, Int(rows_per_task),
-                               Subtract(Int(rows), Multiply(task, Int(rows_per_task)))),
-                        ForKind::kSerial, Loop(x, Int(out_width), ForKind::kVectorized, store)));
-    std::vector<Buffer> params = inputs;
-    params.push_back(out);
-    params.push_back(padded);
-    Kernel kernel{name, std::move(params), 1, {}, Stmt(new SequenceNode({pack, compute}))};
-    kernel.workspace_count = 1;
-    return kernel;
   }
+  Replacements at;
+  at[axes[0].get()] = Binary(BinaryOp::kFloorDivide, plane, Int(channels));
+  at[axes[1].get()] = channel;
+  at[axes[2].get()] = out_row;
+  at[sum] = total;
+  const Buffer out(new BufferNode("out", output.dtype, output.shape));
+  per_plane.push_back(Loop(
+      out_row, Int(out_height), ForKind::kSerial,
+      Loop(
+          x, Int(out_width), ForKind::kVectorized,
+          Stmt(new StoreNode(
+              out, Add(Multiply(Add(Multiply(plane, Int(out_height)), out_row), Int(out_width)), x),
+              Substitute(element, at))))));
+
+  per_task.push_back(Loop(local,
+                          Binary(BinaryOp::kMinimum, Int(planes_per_task),
+                                 Subtract(Int(planes), Multiply(task, Int(planes_per_task)))),
+                          ForKind::kSerial, Stmt(new SequenceNode(std::move(per_plane)))));
+  Stmt compute =
+      Loop(task, Int(tasks), ForKind::kParallel, Stmt(new SequenceNode(std::move(per_task))));
+  std::vector<Buffer> params = inputs;
+  params.push_back(out);
+  if (!in_place) params.push_back(padded);
+  Kernel kernel{name, std::move(params), 1, {}, std::move(compute)};
+  kernel.workspace_count = in_place ? 0 : 1;
+  return kernel;
 }
 
 }  // namespace relay::kernels

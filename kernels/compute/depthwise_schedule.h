@@ -3,13 +3,17 @@
 // layers), with any elementwise epilogue fused after them.
 //
 // The generic schedule evaluates every multiply-add through a padding test
-// and clamped indices, which keeps its loop scalar. Here each input plane
-// is first copied into a zero-padded workspace, once per call; the output
-// is then computed row by row, in parallel over planes, each element as the
-// window's products written out in full (a 3x3 window is nine
-// multiply-adds with no test), so the loop along a row vectorises with
-// plain loads. The epilogue (bias, activation, a residual add) is the rest
-// of the output expression, applied as each element is stored.
+// and clamped indices, which keeps its loop scalar. Here parallel tasks take
+// runs of whole planes; each task copies its current input plane into its
+// own zero-bordered slice of a workspace (the borders are zeroed once per
+// task, the interior is a plain vectorised copy) and computes the plane's
+// output from it, row by row, each element as the window's products
+// written out in full (a 3x3 window is nine multiply-adds with no test), so
+// the loop along a row vectorises with plain loads. The slice stays in the
+// nearest caches between the copy and the products, so the data crosses
+// memory once; without padding, the data is read in place. The epilogue
+// (bias, activation, a residual add) is the rest of the output expression,
+// applied as each element is stored.
 #pragma once
 
 #include <optional>
@@ -26,11 +30,12 @@ namespace relay::kernels {
 // elementwise operators), or nothing when the call is not one this schedule
 // serves: not depthwise, not NCHW data with an OIHW weight, not
 // floating-point, shapes not constant, or an output with more reductions
-// than the convolution's.
+// than the convolution's. The planes are split into at most
+// `parallel_tasks` parallel tasks.
 std::optional<kir::Kernel> BuildDepthwiseKernel(const std::string& name,
                                                 const std::vector<kir::Buffer>& inputs,
                                                 const TensorExpr& output,
                                                 const Attrs& conv_attributes, size_t data,
-                                                size_t weight);
+                                                size_t weight, int64_t parallel_tasks = 16);
 
 }  // namespace relay::kernels
