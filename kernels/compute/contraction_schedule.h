@@ -39,9 +39,9 @@
 //   by the tile's value) runs when a block is stored.
 //
 // Few rows (a matrix-vector product: an LSTM step's dense layers, a batch of
-// one) take another schedule, because packing y costs more than the product
-// itself there and a tile of `rows` rows would mostly compute clamped rows
-// again. When both operands are contiguous along k (nn.dense's data and
+// one) take another schedule, because packing a y that is not kept costs
+// more than the product itself there and a tile of `rows` rows would mostly
+// compute clamped rows again. When both operands are contiguous along k (nn.dense's data and
 // weight, nn.batch_matmul's default layout), each task takes a few rows and
 // a few columns and accumulates their dot products along k in vector
 // registers, reading y in place exactly once per row block: for one row,
@@ -67,8 +67,11 @@ struct ContractionTiling {
   int64_t vector_bytes = 32;    // the target's vector width: the small-rows schedule's lanes
 };
 
-// At most this many rows take the small-rows schedule.
-inline constexpr int64_t kSmallRowsLimit = 64;
+// At most this many rows take the small-rows schedule. From about 16 rows
+// the packed schedule is faster (by 1.3-2x at 16-64 rows of a transformer's
+// and a perceptron's dense layers) once a constant weight's panels are kept
+// rather than packed per call (kir::Kernel's derived_workspace).
+inline constexpr int64_t kSmallRowsLimit = 8;
 
 // The kernel computing `output` (whose shape must be constant) with the
 // contraction schedule, with a workspace parameter per packed operand (x's
