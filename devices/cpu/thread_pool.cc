@@ -23,7 +23,12 @@ struct ThreadPool::Loop {
   // of them one more, so that chunk sizes differ by at most one.
   uint64_t base_chunk_size;
   uint64_t longer_chunks;
-  std::atomic<uint64_t> next_chunk{0};
+  // The chunks fall into `range_count` consecutive ranges, range r being
+  // [range_first(r), range_first(r + 1)); next_chunk[r] is the next
+  // unclaimed chunk of range r (past its end once all are claimed).
+  uint64_t range_count;
+  std::atomic<uint64_t> next_chunk[kAffinityRanges] = {};
+  uint64_t range_first(uint64_t range) const { return range * chunk_count / range_count; }
   std::atomic<bool> failed{false};
   // Written once, by whichever thread sets `failed`; read by the owner after
   // every worker has left the loop.
@@ -111,7 +116,7 @@ ThreadPool::ThreadPool(int worker_count) {
   workers_.reserve(static_cast<size_t>(worker_count));
   for (int index = 0; index < worker_count; ++index) {
     try {
-      workers_.emplace_back([this] { WorkerMain(); });
+      workers_.emplace_back([this, index] { WorkerMain(uint64_t(index) + 1); });
     } catch (const std::system_error&) {
       // Out of threads: the loops run on fewer, which the contract allows.
       break;
@@ -167,13 +172,16 @@ void ThreadPool::ParallelFor(int64_t begin, int64_t end, int64_t grain, ChunkFun
             .begin = begin,
             .chunk_count = chunk_count,
             .base_chunk_size = iteration_count / chunk_count,
-            .longer_chunks = iteration_count % chunk_count};
+            .longer_chunks = iteration_count % chunk_count,
+            .range_count = std::min<uint64_t>(thread_count, kAffinityRanges)};
+  for (uint64_t range = 0; range < loop.range_count; ++range)
+    loop.next_chunk[range].store(loop.range_first(range), std::memory_order_relaxed);
   current_loop_.store(&loop, std::memory_order_seq_cst);
   generation_.fetch_add(1, std::memory_order_seq_cst);
   WakeWorkers(chunk_count - 1);
   {
     RunningParallelChunkScope scope;
-    RunChunks(loop);
+    RunChunks(loop, 0);
   }
   // No worker can find the loop after this store; the ones that already did
   // are counted in active_workers_.
@@ -183,11 +191,21 @@ void ThreadPool::ParallelFor(int64_t begin, int64_t end, int64_t grain, ChunkFun
   if (loop.first_exception) std::rethrow_exception(loop.first_exception);
 }
 
-void ThreadPool::RunChunks(Loop& loop) {
+void ThreadPool::RunChunks(Loop& loop, uint64_t thread_index) {
+  // The thread's own range first, then what is left of the others'.
+  const uint64_t home = thread_index % loop.range_count;
+  for (uint64_t visited = 0; visited < loop.range_count; ++visited) {
+    const uint64_t range = (home + visited) % loop.range_count;
+    RunRange(loop, range);
+  }
+}
+
+void ThreadPool::RunRange(Loop& loop, uint64_t range) {
+  const uint64_t range_end = loop.range_first(range + 1);
   for (;;) {
     if (loop.failed.load(std::memory_order_relaxed)) return;
-    const uint64_t chunk = loop.next_chunk.fetch_add(1, std::memory_order_relaxed);
-    if (chunk >= loop.chunk_count) return;
+    const uint64_t chunk = loop.next_chunk[range].fetch_add(1, std::memory_order_relaxed);
+    if (chunk >= range_end) return;
     const uint64_t offset = chunk * loop.base_chunk_size + std::min(chunk, loop.longer_chunks);
     const uint64_t size = loop.base_chunk_size + (chunk < loop.longer_chunks ? 1 : 0);
     const uint64_t chunk_begin = static_cast<uint64_t>(loop.begin) + offset;
@@ -234,7 +252,7 @@ uint32_t ThreadPool::WaitForGeneration(uint32_t seen_generation) {
   return generation;
 }
 
-void ThreadPool::WorkerMain() {
+void ThreadPool::WorkerMain(uint64_t thread_index) {
   running_parallel_chunk = true;
   uint32_t seen_generation = 0;
   for (;;) {
@@ -243,7 +261,7 @@ void ThreadPool::WorkerMain() {
     // Counted before looking, so that the owner, which clears current_loop_
     // before it reads the count, cannot miss a worker that found its loop.
     active_workers_.fetch_add(1, std::memory_order_seq_cst);
-    if (Loop* loop = current_loop_.load(std::memory_order_seq_cst)) RunChunks(*loop);
+    if (Loop* loop = current_loop_.load(std::memory_order_seq_cst)) RunChunks(*loop, thread_index);
     LeaveLoop();
   }
 }

@@ -5,11 +5,17 @@
 //
 // Scheduling: ParallelFor splits [begin, end) into contiguous chunks of at
 // least `grain` iterations (about four chunks per thread, so that a slow or
-// preempted thread does not hold the whole loop up). The calling thread and
-// the workers claim chunks in increasing order until none are left; which
-// thread runs a chunk, and in what order chunks finish, is unspecified. Every
-// index lies in exactly one chunk, and each chunk runs once (unless a chunk
-// throws: see Exceptions).
+// preempted thread does not hold the whole loop up), and the chunks into one
+// consecutive range per thread. Each thread (the calling one first, then the
+// workers in order) claims the chunks of its own range in increasing order,
+// then what is left of the others'. So when nothing is preempted, a thread
+// runs the same part of every loop of the same size, and its share of a
+// weight read by every call can stay in its core's cache from call to call
+// (a batch-one perceptron's 2.6 MB of weights on two cores with 2 MB caches:
+// 15 -> 12 us a call; an LSTM-512's 4 MB recurrent weight: 5% a step).
+// Which thread runs a chunk, and in what order chunks finish, is otherwise
+// unspecified. Every index lies in exactly one
+// chunk, and each chunk runs once (unless a chunk throws: see Exceptions).
 //
 // The loop runs serially on the calling thread, as one call of the body with
 // the whole range and without waking any worker, when
@@ -85,14 +91,21 @@ class ThreadPool {
  private:
   struct Loop;
 
-  void WorkerMain();
+  // Worker `thread_index` (the calling thread of a loop is 0, the workers
+  // 1 to worker_count()).
+  void WorkerMain(uint64_t thread_index);
   // Returns the first generation other than `seen_generation`, spinning
   // briefly and then sleeping until one is published.
   uint32_t WaitForGeneration(uint32_t seen_generation);
   void WakeWorkers(uint64_t chunk_count);
   void WaitForWorkersToLeave();
   void LeaveLoop();
-  static void RunChunks(Loop& loop);
+  static void RunChunks(Loop& loop, uint64_t thread_index);
+  static void RunRange(Loop& loop, uint64_t range);
+
+  // Loops split their chunks into at most this many ranges, one per thread
+  // (threads beyond it share ranges).
+  static constexpr uint64_t kAffinityRanges = 64;
 
   std::vector<std::thread> workers_;
   // Set while a thread owns the pool for its loop.
