@@ -26,8 +26,8 @@ constexpr Subcommand kSubcommands[] = {
      "compile Relay source to a verified bytecode executable", RunCompileCommand, ""},
     {"run",
      "run IN.relay|IN.rbc [--entry NAME] [--input NAME=FILE.npy | NAME=SCALAR]...\n"
-     "           [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N] [--random-inputs]\n"
-     "           [--profile] [--trace FILE.json]",
+     "           [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N [--warmup SECONDS]]\n"
+     "           [--random-inputs] [--profile] [--trace FILE.json]",
      "run a program on NumPy inputs and print or save its result", RunRunCommand, ""},
     {"check", "check FILE.relay", "type-check a Relay program and print each global's type",
      RunCheckCommand, ""},

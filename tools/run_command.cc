@@ -1,6 +1,6 @@
 // relay-vm run IN.relay [--entry NAME] [--input NAME=FILE.npy | NAME=SCALAR]...
-//   [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N] [--random-inputs]
-//   [--profile] [--trace FILE.json]
+//   [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N [--warmup SECONDS]]
+//   [--random-inputs] [--profile] [--trace FILE.json]
 //
 // Compiles the program, binds the entry function's parameters (by name,
 // without '%') to the given arrays, runs it on the VM and prints the result
@@ -40,6 +40,7 @@ struct RunOptions {
   std::string params;
   std::string output;
   int64_t repeat = 0;
+  double warmup_seconds = 0;  // before timed runs, beyond the first run
   bool random_inputs = false;
   bool profile = false;
   std::string trace;
@@ -82,6 +83,14 @@ RunOptions ParseOptions(std::span<const std::string_view> arguments) {
           options.repeat > 1'000'000) {
         UsageError("--repeat takes a count from 0 to 1000000, got '" + text + "'");
       }
+    } else if (argument == "--warmup") {
+      std::string text = value();
+      auto [end, error] =
+          std::from_chars(text.data(), text.data() + text.size(), options.warmup_seconds);
+      if (error != std::errc() || end != text.data() + text.size() ||
+          !(options.warmup_seconds >= 0 && options.warmup_seconds <= 3600)) {
+        UsageError("--warmup takes seconds from 0 to 3600, got '" + text + "'");
+      }
     } else if (argument == "--random-inputs") {
       options.random_inputs = true;
     } else if (argument == "--profile") {
@@ -98,6 +107,8 @@ RunOptions ParseOptions(std::span<const std::string_view> arguments) {
     }
   }
   if (options.path.empty()) UsageError("expected a program file, e.g. 'relay-vm run model.relay'");
+  if (options.warmup_seconds > 0 && options.repeat == 0)
+    UsageError("--warmup is for timed runs: give --repeat N too");
   return options;
 }
 
@@ -328,6 +339,12 @@ int RunRunCommand(std::span<const std::string_view> arguments, std::ostream& out
   if (options.repeat == 0 && profiler) machine.set_profiler(&*profiler);
   Value result = machine.Invoke(options.entry, inputs);
   if (options.repeat > 0) {
+    // More warm-up, untimed, as benchmarks give their peers: the first runs
+    // after start-up are slow for reasons of the machine (caches, clock
+    // speeds, the scheduler spreading new threads over the CPUs).
+    const auto warm_until =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(options.warmup_seconds);
+    while (std::chrono::steady_clock::now() < warm_until) machine.Invoke(options.entry, inputs);
     if (profiler) machine.set_profiler(&*profiler);
     std::vector<double> milliseconds;
     for (int64_t run = 0; run < options.repeat; ++run) {

@@ -69,10 +69,12 @@ DOCS = os.path.join(ROOT, "docs", "performance.md")
 DOCS_BEGIN = "<!-- compare.py results begin -->"
 DOCS_END = "<!-- compare.py results end -->"
 SYSTEMS = ("relay-vm", "pytorch", "ort")
-# Warm-up for the peers: at least 3 runs and at least half a second, since
+# Warm-up for every system: at least 3 runs and at least half a second, since
 # times fall over the first runs (allocators, caches, OpenMP's thread team,
-# clock speeds). relay-vm warms up with one run (--repeat's), which the median
-# of its N runs makes up for.
+# clock speeds, the scheduler spreading a new process's threads over the
+# CPUs, which can take milliseconds: a batch-one perceptron ran at one
+# thread's speed for its first 1-2 ms). relay-vm gets its first run and
+# --warmup's seconds.
 WARMUP = 3
 WARMUP_SECONDS = 0.5
 # A case is measured again (twice at most) when other processes took more
@@ -156,9 +158,12 @@ def run_relay_vm(args, model, case, workdir):
     command += ["--output", output]
     env = dict(child_environment(), RELAY_NUM_THREADS=str(args.threads))
 
-    def run(repeat):
+    def run(repeat, warmup_seconds=0):
         # The result also goes to stdout, in full for small tensors: discard it.
-        process = subprocess.run(command + ["--repeat", str(repeat)], env=env, text=True,
+        timing = ["--repeat", str(repeat)]
+        if warmup_seconds > 0:
+            timing += ["--warmup", str(warmup_seconds)]
+        process = subprocess.run(command + timing, env=env, text=True,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                  timeout=args.timeout)
         if process.returncode != 0:
@@ -173,7 +178,7 @@ def run_relay_vm(args, model, case, workdir):
         _, probe_ms = run(1)
         result = np.load(output)
         runs = runs_within(args, probe_ms)
-        runs, median = run(runs) if runs > 1 else (1, probe_ms)
+        runs, median = run(runs, WARMUP_SECONDS) if runs > 1 else (1, probe_ms)
         return Measurement(median, runs, result)
     except subprocess.TimeoutExpired:
         return Measurement(error=f"timed out after {args.timeout} s: {' '.join(command)}")

@@ -59,6 +59,22 @@ TEST(RunCommandTest, RepeatReportsMedianAndMinimum) {
   EXPECT_TRUE(Contains(result.output, " ms, min ")) << result.output;
 }
 
+TEST(RunCommandTest, WarmupRunsBeforeTheTimedRuns) {
+  const std::string run = "run " + kMlp + " --params " + kMlpParams + " --input input=" + kMlpInput;
+  CommandResult result = RunRelayVm(run + " --repeat 3 --warmup 0.05");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(Contains(result.output, "relay-vm: 3 runs, median ")) << result.output;
+  // Only for timed runs, and only a number of seconds.
+  result = RunRelayVm(run + " --warmup 0.05");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_TRUE(Contains(result.output, "--warmup is for timed runs")) << result.output;
+  for (const char* bad : {"-1", "abc", "nan", "1e9", ""}) {
+    result = RunRelayVm(run + " --repeat 3 --warmup '" + bad + "'");
+    EXPECT_EQ(result.exit_code, 2) << bad;
+    EXPECT_TRUE(Contains(result.output, "--warmup takes seconds from 0 to 3600")) << result.output;
+  }
+}
+
 TEST(RunCommandTest, MissingInputsAreNamed) {
   CommandResult result = RunRelayVm("run " + kMlp + " --params " + kMlpParams);
   EXPECT_EQ(result.exit_code, 2);
