@@ -257,6 +257,8 @@ void PreparedKernel::LaunchInto(std::span<const Ref<Tensor>> inputs, const Tenso
     const auto& [element_count, dtype] = workspaces[index];
     if (fill && index == fill->workspace) {
       const Tensor& source = *inputs[fill->input];
+      // Keyed by the fill kernel's entry, which names what it computes for
+      // the life of the process: the host JIT never unloads code.
       Ref<Object> filled =
           source.Derived(reinterpret_cast<const void*>(fill->entry), [&]() -> Ref<Object> {
             Ref<Tensor> workspace = Tensor::Empty(HostDevice(), {element_count}, dtype);
