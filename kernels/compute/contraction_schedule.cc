@@ -433,9 +433,12 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   }
 
   // y is the operand with axes of its own, preferably the output's last (so
-  // stores are contiguous), unless its tiles would compute clearly more
-  // past the edges (49 pixels of a 7x7 convolution as columns: two panels
-  // of 32, a third of them wasted; its channels tile evenly).
+  // that a tile stores whole vectors, and an epilogue's residual loads them:
+  // the other way round, each is a scatter or gather across planes), unless
+  // those columns leave more than a seventh of their tiles empty and the
+  // other way tiles clearly better (49 pixels of a 7x7 convolution as
+  // columns: two panels of 32, a third of them wasted, against channels
+  // that tile evenly; the 196 of a 14x14 map fill 7 panels well enough).
   Expr x = product->a, y = product->b;
   std::optional<AxisRoles> roles = ClassifyAxes(axes, out_extents, x, y);
   std::optional<AxisRoles> swapped = ClassifyAxes(axes, out_extents, y, x);
@@ -449,8 +452,14 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
     return CeilDiv(rows, tiling.rows) * tiling.rows * CeilDiv(columns, dtype_columns) *
            dtype_columns;
   };
+  auto fills_panels = [&](const AxisRoles& which) {
+    int64_t columns = 1;
+    for (size_t axis : which.columns) columns *= out_extents[axis];
+    return 7 * CeilDiv(columns, dtype_columns) * dtype_columns <= 8 * columns;
+  };
   if (swapped && (!roles || (swapped->column() == last && roles->column() != last &&
-                             10 * tiled_work(*swapped) <= 11 * tiled_work(*roles)))) {
+                             (fills_panels(*swapped) ||
+                              10 * tiled_work(*swapped) <= 11 * tiled_work(*roles))))) {
     std::swap(x, y);
     roles = swapped;
   }

@@ -234,13 +234,13 @@ TEST(ContractionScheduleTest, ServesLargeDotProducts) {
   ASSERT_TRUE(kernel);
   EXPECT_EQ(kernel->workspace_count, 0u);
   EXPECT_NE(PrintKernel(*kernel).find(", 85)"), std::string::npos) << PrintKernel(*kernel);
-  // With 31 channels, pixels as columns would compute 20% more past the
-  // edges than channels do (4 x 32 by 6 x 6 against 32 by 20 x 6): the
-  // channels are the columns.
-  kernel = ContractionOf("nn.conv2d", {{1, 24, 13, 9}, {31, 24, 1, 1}});
+  // A 7x7 map's 49 pixels leave a third of their two panels empty, and 64
+  // channels tile evenly (9 blocks of 6 pixels, 2 panels): the channels
+  // are the columns, of the packed weight.
+  kernel = ContractionOf("nn.conv2d", {{1, 24, 7, 7}, {64, 24, 1, 1}});
   ASSERT_TRUE(kernel);
   ASSERT_EQ(kernel->workspace_count, 1u);
-  EXPECT_EQ(PrintExpr(ElementCount(kernel->params[2 + 1])), std::to_string(1 * 24 * 32));
+  EXPECT_EQ(PrintExpr(ElementCount(kernel->params[2 + 1])), std::to_string(2 * 24 * 32));
   // At stride 2 the pixels are not contiguous: the channels stay the columns.
   kernel = ContractionOf("nn.conv2d", {{1, 24, 26, 18}, {31, 24, 1, 1}},
                          {{"strides", AttrValue::IntList({2, 2})}});
