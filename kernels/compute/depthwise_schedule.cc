@@ -32,6 +32,9 @@ Stmt Loop(const Var& var, Expr extent, ForKind kind, Stmt body) {
 
 // The largest window this schedule writes out in full.
 constexpr int64_t kMaximumWindow = 49;
+// Maps at most this wide (at stride 1) are computed along the padded plane
+// as one run rather than row by row.
+constexpr int64_t kRunWidth = 32;
 
 }  // namespace
 
@@ -97,10 +100,22 @@ std::optional<Kernel> BuildDepthwiseKernel(const std::string& name,
   const int64_t tasks = CeilDiv(planes, planes_per_task);
   const bool in_place =
       top == 0 && left == 0 && bottom == 0 && right == 0 && data_dtype == accumulator;
-  const Buffer padded(new BufferNode("padded", accumulator, {Int(tasks * plane_size)}));
+  // A narrow map at stride 1 is computed along the padded plane as one run:
+  // element i of the run (row i / padded_width, column i % padded_width)
+  // reads the slice at i plus the window's offsets, so the loop vectorises
+  // over whole rows, however short (a 7x7 map's rows are shorter than a
+  // vector). The run's elements past each row's end are computed and
+  // dropped: its sums go to the slice's tail, and the rows are then copied
+  // out through the epilogue. The window reads up to `overrun` elements
+  // past the padded plane, zeros kept for the purpose.
+  const bool as_run = !in_place && strides[0] == 1 && strides[1] == 1 && out_width <= kRunWidth;
+  const int64_t overrun = as_run ? (window_width - 1) * dilation[1] : 0;
+  const int64_t run = out_height * padded_width;
+  const int64_t slice_size = plane_size + overrun + (as_run ? run : 0);
+  const Buffer padded(new BufferNode("padded", accumulator, {Int(tasks * slice_size)}));
   Var task(new VarNode("task")), local(new VarNode("local"));
   const Expr plane = Add(Multiply(task, Int(planes_per_task)), local);
-  const Expr slice = Multiply(task, Int(plane_size));
+  const Expr slice = Multiply(task, Int(slice_size));
 
   std::vector<Stmt> per_task;  // before the task's planes: zero the borders
   std::vector<Stmt> per_plane;
@@ -128,6 +143,11 @@ std::optional<Kernel> BuildDepthwiseKernel(const std::string& name,
     zero_rows(top + height, bottom);
     zero_columns(0, left);
     zero_columns(left + width, right);
+    if (overrun > 0) {
+      per_task.push_back(Loop(column, Int(overrun), ForKind::kSerial,
+                              Stmt(new StoreNode(padded, Add(slice, Add(column, Int(plane_size))),
+                                                 Float(0, accumulator)))));
+    }
     const Expr value =
         Cast(accumulator,
              Load(inputs[data],
@@ -168,6 +188,28 @@ std::optional<Kernel> BuildDepthwiseKernel(const std::string& name,
   at[axes[2].get()] = out_row;
   at[sum] = total;
   const Buffer out(new BufferNode("out", output.dtype, output.shape));
+  if (as_run) {
+    // The sums along the run, then the rows out of it.
+    Var position(new VarNode("position"));
+    Expr run_total;
+    for (int64_t window_row = 0; window_row < window_height; ++window_row) {
+      for (int64_t window_column = 0; window_column < window_width; ++window_column) {
+        const int64_t offset =
+            window_row * dilation[0] * padded_width + window_column * dilation[1];
+        const Expr filter =
+            Cast(accumulator,
+                 Load(inputs[weight], Add(Multiply(channel, Int(window_height * window_width)),
+                                          Int(window_row * window_width + window_column))));
+        const Expr product = Binary(BinaryOp::kMultiply,
+                                    Load(padded, Add(slice, Add(position, Int(offset)))), filter);
+        run_total = run_total ? Add(run_total, product) : product;
+      }
+    }
+    const Expr run_start = Add(slice, Int(plane_size + overrun));
+    per_plane.push_back(Loop(position, Int(run), ForKind::kVectorized,
+                             Stmt(new StoreNode(padded, Add(run_start, position), run_total))));
+    at[sum] = Load(padded, Add(run_start, Add(Multiply(out_row, Int(padded_width)), x)));
+  }
   per_plane.push_back(Loop(
       out_row, Int(out_height), ForKind::kSerial,
       Loop(

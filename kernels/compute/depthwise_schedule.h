@@ -9,7 +9,9 @@
 // task, the interior is a plain vectorised copy) and computes the plane's
 // output from it, row by row, each element as the window's products
 // written out in full (a 3x3 window is nine multiply-adds with no test), so
-// the loop along a row vectorises with plain loads. The slice stays in the
+// the loop along a row vectorises with plain loads; a narrow map at stride 1
+// is computed along the whole padded plane as one run instead, so that rows
+// shorter than a vector (7 or 14 wide) vectorise too. The slice stays in the
 // nearest caches between the copy and the products, so the data crosses
 // memory once; without padding, the data is read in place. The epilogue
 // (bias, activation, a residual add) is the rest of the output expression,
