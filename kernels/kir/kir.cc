@@ -201,6 +201,11 @@ AllocateNode::AllocateNode(Buffer buffer_in, Stmt body_in)
     RELAY_CHECK(AsConstant(dimension), "scratch buffer of non-constant size");
 }
 
+PrefetchNode::PrefetchNode(Buffer buffer_in, Expr index_in)
+    : StmtNode(kKind), buffer(std::move(buffer_in)), index(std::move(index_in)) {
+  RELAY_CHECK(buffer && IsIndex(index), "malformed prefetch");
+}
+
 LetStmtNode::LetStmtNode(Var var_in, Expr value_in, Stmt body_in)
     : StmtNode(kKind),
       var(std::move(var_in)),
@@ -448,6 +453,13 @@ class Printer {
         out += "let " + Name(let->var.get());
         out += " = " + Expression(let->value) + "\n";
         Statement(let->body, level, out);
+        return;
+      }
+      case NodeKind::kPrefetch: {
+        const auto* prefetch = As<PrefetchNode>(stmt);
+        Indent(level, out);
+        out += "prefetch " + BufferName(prefetch->buffer.get());
+        out += "[" + Expression(prefetch->index) + "]\n";
         return;
       }
       default:

@@ -47,6 +47,7 @@ enum class NodeKind : uint8_t {
   kIfThenElse,
   kAllocate,
   kLetStmt,
+  kPrefetch,
 };
 
 class Node : public Object {
@@ -303,6 +304,18 @@ class LetStmtNode final : public StmtNode {
   const Var var;
   const Expr value;
   const Stmt body;
+};
+
+// A hint that buffer[index] will be read soon: the target fetches its cache
+// line into the caches near the core (not the nearest one) without waiting
+// for it. Changes nothing the kernel computes; an index past the buffer's
+// end is clamped to its last element.
+class PrefetchNode final : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::kPrefetch;
+  PrefetchNode(Buffer buffer, Expr index);
+  const Buffer buffer;
+  const Expr index;
 };
 
 // ---- kernels ---------------------------------------------------------------------

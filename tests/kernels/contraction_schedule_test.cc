@@ -315,6 +315,23 @@ TEST(ContractionScheduleTest, PacksAnImmutableWeightOnce) {
   ExpectValues(*RunKernel(*kernel, {{data, weight->Reshape({45, 64})}}, {70, 45}), with_first);
 }
 
+TEST(ContractionScheduleTest, PrefetchesPanelsTooManyForTheCache) {
+  // 1024 columns of 300 k: 32 panels of 37.5 KiB, 1.2 MiB in all. Each k
+  // step of a row block also prefetches a line of the next panel; what the
+  // kernel computes is unchanged, the last panel's prefetches included.
+  std::optional<kir::Kernel> kernel = ContractionOf("nn.dense", {{20, 300}, {1024, 300}});
+  ASSERT_TRUE(kernel);
+  const std::string text = PrintKernel(*kernel);
+  EXPECT_NE(text.find("prefetch "), std::string::npos) << text;
+  const Ref<Tensor> data = FilledTensor({20, 300}, {0.5f, -1.0f, 0.25f, 2.0f, -0.75f, 1.5f, 3.0f});
+  const Ref<Tensor> weight = FilledTensor({1024, 300}, {1.0f, -0.5f, 0.125f, 0.75f, -2.0f});
+  ExpectValues(*RunKernel(*kernel, {{data, weight}}, {20, 1024}), DenseProduct(*data, *weight));
+  // Fewer panels stay in cache: no prefetches.
+  kernel = ContractionOf("nn.dense", {{20, 300}, {256, 300}});
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(PrintKernel(*kernel).find("prefetch "), std::string::npos);
+}
+
 TEST(ContractionScheduleTest, FewRowsAreReadInPlace) {
   // One row against a 2048 x 512 weight: no packing, parallel tasks.
   std::optional<kir::Kernel> kernel = ContractionOf("nn.dense", {{1, 512}, {2048, 512}});
@@ -326,9 +343,13 @@ TEST(ContractionScheduleTest, FewRowsAreReadInPlace) {
   ASSERT_TRUE(kernel);
   EXPECT_EQ(PrintKernel(*kernel).find("parallel for"), std::string::npos) << PrintKernel(*kernel);
   // A weight contiguous along the columns rather than k (matmul without
-  // transpose_b) keeps the packed schedule, reading the weight in place
-  // along its rows.
+  // transpose_b) keeps the packed schedule; its rows, 8 KiB apart, would
+  // share a few cache sets if read in place: it is packed.
   kernel = ContractionOf("nn.matmul", {{1, 512}, {512, 2048}});
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(kernel->workspace_count, 1u);
+  // Rows 0.75 KiB apart spread over the sets: read in place.
+  kernel = ContractionOf("nn.matmul", {{1, 512}, {512, 192}});
   ASSERT_TRUE(kernel);
   EXPECT_EQ(kernel->workspace_count, 0u);
   EXPECT_NE(PrintKernel(*kernel).find("allocate "), std::string::npos) << PrintKernel(*kernel);

@@ -215,6 +215,18 @@ class Lowering {
         LowerStatement(let->body, state);
         return;
       }
+      case NodeKind::kPrefetch: {
+        // llvm.prefetch(address, read, locality 2: the outer caches, data).
+        // The index is clamped so that the address stays inside the buffer.
+        const auto* prefetch = As<PrefetchNode>(stmt);
+        const Expr last = Subtract(ElementCount(prefetch->buffer), Int(1));
+        const Expr index = Binary(BinaryOp::kMinimum, prefetch->index, last);
+        llvm::Value* address = ElementAddress(prefetch->buffer, index, state);
+        builder_.CreateIntrinsic(
+            llvm::Intrinsic::prefetch, {address->getType()},
+            {address, builder_.getInt32(0), builder_.getInt32(2), builder_.getInt32(1)});
+        return;
+      }
       default:
         RELAY_UNREACHABLE("lowering a kernel expression as a statement");
     }
