@@ -27,6 +27,8 @@ struct ThreadPool::Loop {
   // [range_first(r), range_first(r + 1)); next_chunk[r] is the next
   // unclaimed chunk of range r (past its end once all are claimed).
   uint64_t range_count;
+  // Whether each range's chunks run from its last to its first.
+  bool reversed = false;
   std::atomic<uint64_t> next_chunk[kAffinityRanges] = {};
   uint64_t range_first(uint64_t range) const { return range * chunk_count / range_count; }
   std::atomic<bool> failed{false};
@@ -173,7 +175,8 @@ void ThreadPool::ParallelFor(int64_t begin, int64_t end, int64_t grain, ChunkFun
             .chunk_count = chunk_count,
             .base_chunk_size = iteration_count / chunk_count,
             .longer_chunks = iteration_count % chunk_count,
-            .range_count = std::min<uint64_t>(thread_count, kAffinityRanges)};
+            .range_count = std::min<uint64_t>(thread_count, kAffinityRanges),
+            .reversed = NextDirection(body)};
   for (uint64_t range = 0; range < loop.range_count; ++range)
     loop.next_chunk[range].store(loop.range_first(range), std::memory_order_relaxed);
   current_loop_.store(&loop, std::memory_order_seq_cst);
@@ -200,12 +203,19 @@ void ThreadPool::RunChunks(Loop& loop, uint64_t thread_index) {
   }
 }
 
+bool ThreadPool::NextDirection(ChunkFunction body) {
+  const auto key = reinterpret_cast<uintptr_t>(body);
+  std::atomic<uint8_t>& direction = directions_[(key >> 4) % directions_.size()];
+  return direction.fetch_xor(1, std::memory_order_relaxed) != 0;
+}
+
 void ThreadPool::RunRange(Loop& loop, uint64_t range) {
-  const uint64_t range_end = loop.range_first(range + 1);
+  const uint64_t range_begin = loop.range_first(range), range_end = loop.range_first(range + 1);
   for (;;) {
     if (loop.failed.load(std::memory_order_relaxed)) return;
-    const uint64_t chunk = loop.next_chunk[range].fetch_add(1, std::memory_order_relaxed);
-    if (chunk >= range_end) return;
+    const uint64_t claimed = loop.next_chunk[range].fetch_add(1, std::memory_order_relaxed);
+    if (claimed >= range_end) return;
+    const uint64_t chunk = loop.reversed ? range_begin + range_end - 1 - claimed : claimed;
     const uint64_t offset = chunk * loop.base_chunk_size + std::min(chunk, loop.longer_chunks);
     const uint64_t size = loop.base_chunk_size + (chunk < loop.longer_chunks ? 1 : 0);
     const uint64_t chunk_begin = static_cast<uint64_t>(loop.begin) + offset;
