@@ -150,8 +150,8 @@ kir::Kernel BuildInjectiveKernel(const std::string& name, const std::vector<Buff
 namespace {
 
 // The kernel for `output`, whose first operator `op` (attributes
-// normalised) reads inputs[first_inputs[i]]: a depthwise convolution's own
-// schedule where it applies, else BuildCpuKernel's.
+// normalised) reads inputs[first_inputs[i]]: the depthwise convolution's
+// or max pool's own schedule where it applies, else BuildCpuKernel's.
 kir::Kernel BuildCpuKernelAfter(const std::string& name, const std::vector<Buffer>& inputs,
                                 const TensorExpr& output, std::string_view op, const Attrs& attrs,
                                 std::span<const int32_t> first_inputs) {
@@ -161,6 +161,13 @@ kir::Kernel BuildCpuKernelAfter(const std::string& name, const std::vector<Buffe
             BuildDepthwiseKernel(name, inputs, output, attrs, size_t(first_inputs[0]),
                                  size_t(first_inputs[1]), HostContractionTiling().parallel_tasks)) {
       return std::move(*depthwise);
+    }
+  }
+  if (op == "nn.max_pool2d" && first_inputs.size() == 1 && first_inputs[0] >= 0) {
+    if (std::optional<kir::Kernel> pool =
+            BuildMaxPoolKernel(name, inputs, output, attrs, size_t(first_inputs[0]),
+                               HostContractionTiling().parallel_tasks)) {
+      return std::move(*pool);
     }
   }
   return BuildCpuKernel(name, inputs, output);
@@ -409,12 +416,16 @@ std::shared_ptr<const PreparedOperator> PrepareDefinition(const OperatorDefiniti
     const ValueType& type = output_types[field];
     RELAY_CHECK(output.ndim() == type.shape.size() && output.dtype == type.dtype,
                 "operator " + definition.name + ": compute and type relation disagree");
-    static constexpr int32_t kFirstTwo[] = {0, 1};
-    const kir::Kernel kernel =
-        symbolic == Symbolic::kNone
-            ? BuildCpuKernelAfter(definition.name, buffers, output, definition.name, normalized,
-                                  tensors.size() == 2 ? kFirstTwo : std::span<const int32_t>())
-            : BuildInjectiveKernel(definition.name, buffers, dims, output);
+    // The operator reads its inputs in order (for the schedules that take a
+    // convolution's data and weight, or a pool's data).
+    static constexpr int32_t kInOrder[] = {0, 1};
+    const std::span<const int32_t> first_inputs =
+        tensors.size() <= 2 ? std::span<const int32_t>(kInOrder, tensors.size())
+                            : std::span<const int32_t>();
+    const kir::Kernel kernel = symbolic == Symbolic::kNone
+                                   ? BuildCpuKernelAfter(definition.name, buffers, output,
+                                                         definition.name, normalized, first_inputs)
+                                   : BuildInjectiveKernel(definition.name, buffers, dims, output);
     prepared->kernels.push_back(PrepareKernel(kernel, type.shape, dim_values));
   }
   return prepared;

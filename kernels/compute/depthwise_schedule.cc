@@ -36,6 +36,37 @@ constexpr int64_t kMaximumWindow = 49;
 // as one run rather than row by row.
 constexpr int64_t kRunWidth = 32;
 
+// What a window kernel reduces: each output element (n, c, y, x) of
+// `element`'s one reduction is replaced by the window's values combined
+// with `op` (a sum of products with the weight's channel, or a maximum),
+// starting from the reduction's initial value, which also fills the
+// padding (zero for a sum, the lowest value for a maximum).
+struct WindowShape {
+  int64_t batch = 0, channels = 0, height = 0, width = 0;
+  int64_t window_height = 0, window_width = 0;
+  std::array<int64_t, 2> strides{}, dilation{};
+  // Padding on each side; bottom and right cover all that the output's
+  // windows reach (ceil_mode's extra border included).
+  int64_t top = 0, left = 0, bottom = 0, right = 0;
+  int64_t out_height = 0, out_width = 0;
+};
+
+std::optional<Kernel> BuildWindowKernel(const std::string& name, const std::vector<Buffer>& inputs,
+                                        const TensorExpr& output, size_t data,
+                                        std::optional<size_t> weight, ReduceOp op,
+                                        const WindowShape& shape, int64_t parallel_tasks);
+
+// The constant output shape of `output`, if it is one.
+std::optional<std::vector<int64_t>> ConstantOutputShape(const TensorExpr& output) {
+  std::vector<int64_t> out_shape;
+  for (const Expr& dimension : output.shape) {
+    const auto* constant = As<IntImmNode>(dimension);
+    if (constant == nullptr) return std::nullopt;
+    out_shape.push_back(constant->value);
+  }
+  return out_shape;
+}
+
 }  // namespace
 
 std::optional<Kernel> BuildDepthwiseKernel(const std::string& name,
@@ -65,27 +96,82 @@ std::optional<Kernel> BuildDepthwiseKernel(const std::string& name,
       window_height * window_width > kMaximumWindow) {
     return std::nullopt;
   }
-  std::vector<int64_t> out_shape;
-  for (const Expr& dimension : output.shape) {
-    const auto* constant = As<IntImmNode>(dimension);
-    if (constant == nullptr) return std::nullopt;
-    out_shape.push_back(constant->value);
-  }
-  if (out_shape[0] != batch || out_shape[1] != channels) return std::nullopt;
-  const int64_t out_height = out_shape[2], out_width = out_shape[3];
+  const std::optional<std::vector<int64_t>> out_shape = ConstantOutputShape(output);
+  if (!out_shape || (*out_shape)[0] != batch || (*out_shape)[1] != channels) return std::nullopt;
+  const auto [top, left, bottom, right] = Padding(conv_attributes);
+  const WindowShape shape{
+      batch,    channels, height, width,  window_height, window_width,    strides,
+      dilation, top,      left,   bottom, right,         (*out_shape)[2], (*out_shape)[3]};
+  return BuildWindowKernel(name, inputs, output, data, weight, ReduceOp::kSum, shape,
+                           parallel_tasks);
+}
 
-  // The output element, with the convolution's sum to be replaced.
+std::optional<Kernel> BuildMaxPoolKernel(const std::string& name, const std::vector<Buffer>& inputs,
+                                         const TensorExpr& output, const Attrs& pool_attributes,
+                                         size_t data, int64_t parallel_tasks) {
+  if (data >= inputs.size()) return std::nullopt;
+  const std::string& out_layout = GetAttr(pool_attributes, "out_layout").as_string();
+  if (GetAttr(pool_attributes, "layout").as_string() != "NCHW" ||
+      (!out_layout.empty() && out_layout != "NCHW")) {
+    return std::nullopt;
+  }
+  const std::optional<std::vector<int64_t>> data_shape = ConstantShape(inputs[data]);
+  const std::optional<std::vector<int64_t>> out_shape = ConstantOutputShape(output);
+  if (!data_shape || !out_shape || data_shape->size() != 4 || out_shape->size() != 4 ||
+      (*out_shape)[0] != (*data_shape)[0] || (*out_shape)[1] != (*data_shape)[1]) {
+    return std::nullopt;
+  }
+  const std::array<int64_t, 2> pool = SpatialPair(pool_attributes, "pool_size");
+  if (pool[0] * pool[1] > kMaximumWindow) return std::nullopt;
+  WindowShape shape;
+  shape.batch = (*data_shape)[0];
+  shape.channels = (*data_shape)[1];
+  shape.height = (*data_shape)[2];
+  shape.width = (*data_shape)[3];
+  shape.window_height = pool[0];
+  shape.window_width = pool[1];
+  shape.strides = SpatialPair(pool_attributes, "strides");
+  shape.dilation = SpatialPair(pool_attributes, "dilation");
+  const std::array<int64_t, 4> padding = Padding(pool_attributes);
+  shape.top = padding[0];
+  shape.left = padding[1];
+  shape.out_height = (*out_shape)[2];
+  shape.out_width = (*out_shape)[3];
+  // ceil_mode's windows may reach past the padding: the slice covers them.
+  auto reach = [](int64_t out, int64_t stride, int64_t window, int64_t dilation) {
+    return (out - 1) * stride + (window - 1) * dilation + 1;
+  };
+  shape.bottom =
+      std::max(padding[2], reach(shape.out_height, shape.strides[0], pool[0], shape.dilation[0]) -
+                               shape.top - shape.height);
+  shape.right =
+      std::max(padding[3], reach(shape.out_width, shape.strides[1], pool[1], shape.dilation[1]) -
+                               shape.left - shape.width);
+  return BuildWindowKernel(name, inputs, output, data, std::nullopt, ReduceOp::kMaximum, shape,
+                           parallel_tasks);
+}
+
+namespace {
+
+std::optional<Kernel> BuildWindowKernel(const std::string& name, const std::vector<Buffer>& inputs,
+                                        const TensorExpr& output, size_t data,
+                                        std::optional<size_t> weight, ReduceOp op,
+                                        const WindowShape& shape, int64_t parallel_tasks) {
+  const auto [batch, channels, height, width, window_height, window_width, strides, dilation, top,
+              left, bottom, right, out_height, out_width] = shape;
+  // The output element, with the window's reduction to be replaced.
   std::vector<Var> axes;
   for (const char* axis_name : {"n", "k", "y", "x"}) axes.push_back(Var(new VarNode(axis_name)));
   const Expr element = output.at(std::vector<Expr>(axes.begin(), axes.end()));
   const std::vector<const ReduceNode*> reductions = FindReductions(element);
-  if (reductions.size() != 1 || reductions[0]->op != ReduceOp::kSum) return std::nullopt;
+  if (reductions.size() != 1 || reductions[0]->op != op) return std::nullopt;
   const ReduceNode* sum = reductions[0];
   const DType accumulator = sum->dtype;
   const DType data_dtype = inputs[data]->dtype;
   if (!IsFloat(accumulator) || !IsFloat(data_dtype)) return std::nullopt;
+  // The padding's value: the reduction's start (0, or the lowest value).
+  const Expr fill = sum->init;
 
-  const auto [top, left, bottom, right] = Padding(conv_attributes);
   const int64_t padded_height = height + top + bottom, padded_width = width + left + right;
   const int64_t planes = batch * channels;
   const int64_t plane_size = padded_height * padded_width;
@@ -112,6 +198,13 @@ std::optional<Kernel> BuildDepthwiseKernel(const std::string& name,
   const int64_t overrun = as_run ? (window_width - 1) * dilation[1] : 0;
   const int64_t run = out_height * padded_width;
   const int64_t slice_size = plane_size + overrun + (as_run ? run : 0);
+  // At stride 2 along the rows (dilation 1), each slice row holds the
+  // padded row's even columns and then its odd ones: output column c then
+  // reads even column c + kw / 2 for even kw and odd column c + kw / 2 for
+  // odd kw, contiguous in c, where the plain layout would read every other
+  // element.
+  const bool split_columns = !in_place && strides[1] == 2 && dilation[1] == 1;
+  const int64_t even_columns = (padded_width + 1) / 2;
   const Buffer padded(new BufferNode("padded", accumulator, {Int(tasks * slice_size)}));
   Var task(new VarNode("task")), local(new VarNode("local"));
   const Expr plane = Add(Multiply(task, Int(planes_per_task)), local);
@@ -126,36 +219,67 @@ std::optional<Kernel> BuildDepthwiseKernel(const std::string& name,
     };
     auto zero_rows = [&](int64_t first, int64_t count) {
       if (count == 0) return;
-      per_task.push_back(Loop(row, Int(count), ForKind::kSerial,
-                              Loop(column, Int(padded_width), ForKind::kVectorized,
-                                   Stmt(new StoreNode(padded, at(Add(row, Int(first)), column),
-                                                      Float(0, accumulator))))));
+      per_task.push_back(
+          Loop(row, Int(count), ForKind::kSerial,
+               Loop(column, Int(padded_width), ForKind::kVectorized,
+                    Stmt(new StoreNode(padded, at(Add(row, Int(first)), column), fill)))));
     };
     auto zero_columns = [&](int64_t first, int64_t count) {
       if (count == 0) return;
-      per_task.push_back(
-          Loop(row, Int(height), ForKind::kSerial,
-               Loop(column, Int(count), ForKind::kSerial,
-                    Stmt(new StoreNode(padded, at(Add(row, Int(top)), Add(column, Int(first))),
-                                       Float(0, accumulator))))));
+      per_task.push_back(Loop(
+          row, Int(height), ForKind::kSerial,
+          Loop(
+              column, Int(count), ForKind::kSerial,
+              Stmt(new StoreNode(padded, at(Add(row, Int(top)), Add(column, Int(first))), fill)))));
     };
-    zero_rows(0, top);
-    zero_rows(top + height, bottom);
-    zero_columns(0, left);
-    zero_columns(left + width, right);
-    if (overrun > 0) {
-      per_task.push_back(Loop(column, Int(overrun), ForKind::kSerial,
-                              Stmt(new StoreNode(padded, Add(slice, Add(column, Int(plane_size))),
-                                                 Float(0, accumulator)))));
+    if (split_columns) {
+      // The padding's places are less regular: all of the slice is zeroed.
+      zero_rows(0, padded_height);
+    } else {
+      zero_rows(0, top);
+      zero_rows(top + height, bottom);
+      zero_columns(0, left);
+      zero_columns(left + width, right);
     }
-    const Expr value =
-        Cast(accumulator,
-             Load(inputs[data],
-                  Add(Multiply(Add(Multiply(plane, Int(height)), row), Int(width)), column)));
-    per_plane.push_back(Loop(
-        row, Int(height), ForKind::kSerial,
-        Loop(column, Int(width), ForKind::kVectorized,
-             Stmt(new StoreNode(padded, at(Add(row, Int(top)), Add(column, Int(left))), value)))));
+    if (overrun > 0) {
+      per_task.push_back(
+          Loop(column, Int(overrun), ForKind::kSerial,
+               Stmt(new StoreNode(padded, Add(slice, Add(column, Int(plane_size))), fill))));
+    }
+    auto data_at = [&](const Expr& data_column) {
+      return Cast(
+          accumulator,
+          Load(inputs[data],
+               Add(Multiply(Add(Multiply(plane, Int(height)), row), Int(width)), data_column)));
+    };
+    if (split_columns) {
+      // Slice column j of a parity holds padded column 2 j + parity, data
+      // column 2 j + parity - left: those j where that lies in the data.
+      std::vector<Stmt> copies;
+      for (int64_t parity = 0; parity < 2; ++parity) {
+        int64_t first = -1, end = 0;
+        for (int64_t j = 0; 2 * j + parity < padded_width; ++j) {
+          const int64_t data_column = 2 * j + parity - left;
+          if (data_column < 0 || data_column >= width) continue;
+          if (first < 0) first = j;
+          end = j + 1;
+        }
+        if (first < 0) continue;
+        const Expr j = Add(column, Int(first));
+        copies.push_back(Loop(
+            column, Int(end - first), ForKind::kVectorized,
+            Stmt(new StoreNode(padded, at(Add(row, Int(top)), Add(j, Int(parity * even_columns))),
+                               data_at(Add(Multiply(j, Int(2)), Int(parity - left)))))));
+      }
+      per_plane.push_back(
+          Loop(row, Int(height), ForKind::kSerial, Stmt(new SequenceNode(std::move(copies)))));
+    } else {
+      per_plane.push_back(
+          Loop(row, Int(height), ForKind::kSerial,
+               Loop(column, Int(width), ForKind::kVectorized,
+                    Stmt(new StoreNode(padded, at(Add(row, Int(top)), Add(column, Int(left))),
+                                       data_at(column))))));
+    }
   }
 
   // The plane's output rows, each element its window's products written
@@ -163,23 +287,32 @@ std::optional<Kernel> BuildDepthwiseKernel(const std::string& name,
   const Expr channel = Binary(BinaryOp::kFloorMod, plane, Int(channels));
   Var out_row(new VarNode("out_row"));
   const Var& x = axes[3];
+  // A window element's term (times the weight's, for a convolution), and
+  // the terms combined.
+  auto term = [&](const Expr& value, int64_t window_row, int64_t window_column) -> Expr {
+    if (!weight) return value;
+    const Expr filter = Cast(
+        accumulator, Load(inputs[*weight], Add(Multiply(channel, Int(window_height * window_width)),
+                                               Int(window_row * window_width + window_column))));
+    return Binary(BinaryOp::kMultiply, value, filter);
+  };
+  auto combine = [&](const Expr& total, const Expr& next) -> Expr {
+    if (!total) return next;
+    return op == ReduceOp::kSum ? Add(total, next) : Binary(BinaryOp::kMaximum, total, next);
+  };
   Expr total;
   for (int64_t window_row = 0; window_row < window_height; ++window_row) {
     for (int64_t window_column = 0; window_column < window_width; ++window_column) {
       const Expr padded_row =
           Add(Multiply(out_row, Int(strides[0])), Int(window_row * dilation[0]));
       const Expr padded_column =
-          Add(Multiply(x, Int(strides[1])), Int(window_column * dilation[1]));
+          split_columns ? Add(x, Int(window_column / 2 + (window_column % 2) * even_columns))
+                        : Add(Multiply(x, Int(strides[1])), Int(window_column * dilation[1]));
       const Expr position = Add(Multiply(padded_row, Int(padded_width)), padded_column);
       const Expr value = in_place
                              ? Load(inputs[data], Add(Multiply(plane, Int(plane_size)), position))
                              : Load(padded, Add(slice, position));
-      const Expr filter =
-          Cast(accumulator,
-               Load(inputs[weight], Add(Multiply(channel, Int(window_height * window_width)),
-                                        Int(window_row * window_width + window_column))));
-      const Expr product = Binary(BinaryOp::kMultiply, value, filter);
-      total = total ? Add(total, product) : product;
+      total = combine(total, term(value, window_row, window_column));
     }
   }
   Replacements at;
@@ -196,13 +329,8 @@ std::optional<Kernel> BuildDepthwiseKernel(const std::string& name,
       for (int64_t window_column = 0; window_column < window_width; ++window_column) {
         const int64_t offset =
             window_row * dilation[0] * padded_width + window_column * dilation[1];
-        const Expr filter =
-            Cast(accumulator,
-                 Load(inputs[weight], Add(Multiply(channel, Int(window_height * window_width)),
-                                          Int(window_row * window_width + window_column))));
-        const Expr product = Binary(BinaryOp::kMultiply,
-                                    Load(padded, Add(slice, Add(position, Int(offset)))), filter);
-        run_total = run_total ? Add(run_total, product) : product;
+        run_total = combine(run_total, term(Load(padded, Add(slice, Add(position, Int(offset)))),
+                                            window_row, window_column));
       }
     }
     const Expr run_start = Add(slice, Int(plane_size + overrun));
@@ -232,4 +360,5 @@ std::optional<Kernel> BuildDepthwiseKernel(const std::string& name,
   return kernel;
 }
 
+}  // namespace
 }  // namespace relay::kernels

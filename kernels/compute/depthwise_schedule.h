@@ -1,6 +1,6 @@
 // The schedule for depthwise convolutions (nn.conv2d with one input channel
 // per group and one output channel per input channel, MobileNet's 3x3
-// layers), with any elementwise epilogue fused after them.
+// layers) and max pooling, with any elementwise epilogue fused after them.
 //
 // The generic schedule evaluates every multiply-add through a padding test
 // and clamped indices, which keeps its loop scalar. Here parallel tasks take
@@ -9,7 +9,9 @@
 // task, the interior is a plain vectorised copy) and computes the plane's
 // output from it, row by row, each element as the window's products
 // written out in full (a 3x3 window is nine multiply-adds with no test), so
-// the loop along a row vectorises with plain loads; a narrow map at stride 1
+// the loop along a row vectorises with plain loads (at stride 2, each slice
+// row holds the even columns and then the odd ones, so that a window's
+// column is read contiguously); a narrow map at stride 1
 // is computed along the whole padded plane as one run instead, so that rows
 // shorter than a vector (7 or 14 wide) vectorise too. The slice stays in the
 // nearest caches between the copy and the products, so the data crosses
@@ -39,5 +41,17 @@ std::optional<kir::Kernel> BuildDepthwiseKernel(const std::string& name,
                                                 const TensorExpr& output,
                                                 const Attrs& conv_attributes, size_t data,
                                                 size_t weight, int64_t parallel_tasks = 16);
+
+// The kernel computing `output` (an NCHW nn.max_pool2d of inputs[data] with
+// `pool_attributes`, normalised, possibly followed by elementwise
+// operators) by the same schedule: planes padded with the lowest value, each
+// element the maximum of its window written out. Nothing when the call is
+// not one it serves (another layout, shapes not constant, a window of more
+// than 49 elements).
+std::optional<kir::Kernel> BuildMaxPoolKernel(const std::string& name,
+                                              const std::vector<kir::Buffer>& inputs,
+                                              const TensorExpr& output,
+                                              const Attrs& pool_attributes, size_t data,
+                                              int64_t parallel_tasks = 16);
 
 }  // namespace relay::kernels

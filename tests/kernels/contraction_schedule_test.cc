@@ -12,7 +12,9 @@
 // schedule alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <string>
@@ -332,16 +334,67 @@ TEST(ContractionScheduleTest, PrefetchesPanelsTooManyForTheCache) {
   EXPECT_EQ(PrintKernel(*kernel).find("prefetch "), std::string::npos);
 }
 
+// max_pool2d by the window schedule (kernels/compute/depthwise_schedule.h),
+// against the definition written out: 2 x 16 planes, so that tasks take
+// several; stride 2 (the split even and odd columns), padding, and
+// ceil_mode's extra border.
+TEST(ContractionScheduleTest, MaxPoolByTheWindowScheduleMatchesTheDefinition) {
+  const int64_t height = 16, width = 14;
+  Ref<Tensor> data = Tensor::Empty(HostDevice(), {2, 16, height, width}, DType::kFloat32);
+  uint32_t seed = 7;
+  for (int64_t index = 0; index < data->element_count(); ++index) {
+    seed = seed * 1664525u + 1013904223u;
+    data->data<float>()[index] = float(seed >> 8) / float(1 << 23) - 1.0f;
+  }
+  for (const bool ceil_mode : {false, true}) {
+    const Attrs attrs = {{"pool_size", AttrValue::IntList({3, 3})},
+                         {"strides", AttrValue::IntList({2, 2})},
+                         {"padding", AttrValue::IntList({1, 1})},
+                         {"ceil_mode", AttrValue::Bool(ceil_mode)}};
+    // Windows start at -1 + 2 i; ceil_mode adds a last one that starts inside
+    // and reaches a row (column) past the padding.
+    const int64_t out_height = ceil_mode ? 9 : 8, out_width = ceil_mode ? 8 : 7;
+    std::vector<float> expected;
+    for (int64_t plane = 0; plane < 32; ++plane) {
+      for (int64_t y = 0; y < out_height; ++y) {
+        for (int64_t x = 0; x < out_width; ++x) {
+          float best = -std::numeric_limits<float>::infinity();
+          for (int64_t dy = 0; dy < 3; ++dy) {
+            for (int64_t dx = 0; dx < 3; ++dx) {
+              const int64_t row = 2 * y - 1 + dy, column = 2 * x - 1 + dx;
+              if (row < 0 || row >= height || column < 0 || column >= width) continue;
+              best = std::max(best, data->data<float>()[(plane * height + row) * width + column]);
+            }
+          }
+          expected.push_back(best);
+        }
+      }
+    }
+    const Ref<Tensor> actual = RunOperator("nn.max_pool2d", {{data}}, attrs);
+    ASSERT_EQ(actual->shape(), (Shape{2, 16, out_height, out_width}));
+    ExpectValues(*actual, expected);
+  }
+  // The schedule serves it (not the generic one).
+  std::vector<Expr> shape = {Int(2), Int(16), Int(height), Int(width)};
+  const Buffer buffer(new BufferNode("in0", DType::kFloat32, shape));
+  const OperatorDefinition* definition = FindOperator("nn.max_pool2d");
+  const Attrs attrs = Normalized(*definition, {{"pool_size", AttrValue::IntList({3, 3})},
+                                               {"strides", AttrValue::IntList({2, 2})},
+                                               {"padding", AttrValue::IntList({1, 1})}});
+  const TensorExpr output = definition->compute(std::vector<TensorExpr>{FromBuffer(buffer)}, attrs);
+  EXPECT_TRUE(BuildMaxPoolKernel("pool", {buffer}, output, attrs, 0, 3));
+}
+
 TEST(ContractionScheduleTest, FewRowsAreReadInPlace) {
   // One row against a 2048 x 512 weight: no packing, parallel tasks.
   std::optional<kir::Kernel> kernel = ContractionOf("nn.dense", {{1, 512}, {2048, 512}});
   ASSERT_TRUE(kernel);
   EXPECT_EQ(kernel->workspace_count, 0u);
-  EXPECT_NE(PrintKernel(*kernel).find("parallel for"), std::string::npos) << PrintKernel(*kernel);
+  EXPECT_NE(PrintKernel(*kernel).find("parallel "), std::string::npos) << PrintKernel(*kernel);
   // Too little work for a second thread: one serial task.
   kernel = ContractionOf("nn.dense", {{1, 16}, {64, 16}});
   ASSERT_TRUE(kernel);
-  EXPECT_EQ(PrintKernel(*kernel).find("parallel for"), std::string::npos) << PrintKernel(*kernel);
+  EXPECT_EQ(PrintKernel(*kernel).find("parallel "), std::string::npos) << PrintKernel(*kernel);
   // A weight contiguous along the columns rather than k (matmul without
   // transpose_b) keeps the packed schedule; its rows, 8 KiB apart, would
   // share a few cache sets if read in place: it is packed.
