@@ -155,7 +155,7 @@ void ThreadPool::ParallelFor(int64_t begin, int64_t end, int64_t grain,
 }
 
 void ThreadPool::ParallelFor(int64_t begin, int64_t end, int64_t grain, ChunkFunction body,
-                             void* closure) {
+                             void* closure, bool alternate) {
   if (end <= begin) return;
   const uint64_t chunk_grain = static_cast<uint64_t>(std::max<int64_t>(grain, 1));
   // Unsigned, because end - begin may not fit in int64_t.
@@ -176,7 +176,7 @@ void ThreadPool::ParallelFor(int64_t begin, int64_t end, int64_t grain, ChunkFun
             .base_chunk_size = iteration_count / chunk_count,
             .longer_chunks = iteration_count % chunk_count,
             .range_count = std::min<uint64_t>(thread_count, kAffinityRanges),
-            .reversed = NextDirection(body)};
+            .reversed = alternate && NextDirection(body)};
   for (uint64_t range = 0; range < loop.range_count; ++range)
     loop.next_chunk[range].store(loop.range_first(range), std::memory_order_relaxed);
   current_loop_.store(&loop, std::memory_order_seq_cst);
@@ -309,4 +309,12 @@ extern "C" void relay_cpu_parallel_for(void (*body)(void* closure, int64_t begin
                                        void* closure, int64_t begin, int64_t end,
                                        int64_t grain) noexcept {
   relay::devices::HostThreadPool().ParallelFor(begin, end, grain, body, closure);
+}
+
+extern "C" void relay_cpu_parallel_for_alternating(void (*body)(void* closure, int64_t begin,
+                                                                int64_t end),
+                                                   void* closure, int64_t begin, int64_t end,
+                                                   int64_t grain) noexcept {
+  relay::devices::HostThreadPool().ParallelFor(begin, end, grain, body, closure,
+                                               /*alternate=*/true);
 }

@@ -7,14 +7,15 @@
 // least `grain` iterations (about four chunks per thread, so that a slow or
 // preempted thread does not hold the whole loop up), and the chunks into one
 // consecutive range per thread. Each thread (the calling one first, then the
-// workers in order) claims the chunks of its own range in increasing order,
+// workers in order) claims the chunks of its own range in order,
 // then what is left of the others'. So when nothing is preempted, a thread
 // runs the same part of every loop of the same size, and its share of a
 // weight read by every call can stay in its core's cache from call to call
 // (a batch-one perceptron's 2.6 MB of weights on two cores with 2 MB caches:
 // 15 -> 12 us a call; an LSTM-512's 4 MB recurrent weight: 5% a step). The
-// loops of one body (a kernel) alternate the order of each range's chunks,
-// last to first and back: a share a little larger than the cache would be
+// loops of one body (a kernel) that ask for it (`alternate`: the small-rows
+// contraction schedule's) alternate the order of each range's chunks, last
+// to first and back: a share a little larger than the cache would be
 // evicted line by line if swept the same way every time, and swept back it
 // is mostly found there (an LSTM-512 step: 20% faster).
 // Which thread runs a chunk, and in what order chunks finish, is otherwise
@@ -85,8 +86,11 @@ class ThreadPool {
   void ParallelFor(int64_t begin, int64_t end, int64_t grain,
                    const std::function<void(int64_t, int64_t)>& body);
   // The same for a plain function and its closure, which is what generated
-  // code passes (through relay_cpu_parallel_for).
-  void ParallelFor(int64_t begin, int64_t end, int64_t grain, ChunkFunction body, void* closure);
+  // code passes (through relay_cpu_parallel_for). With `alternate`, loops of
+  // the same body alternate the order of each range's chunks (see the top
+  // of this file).
+  void ParallelFor(int64_t begin, int64_t end, int64_t grain, ChunkFunction body, void* closure,
+                   bool alternate = false);
 
   // Reads a thread count as RELAY_NUM_THREADS gives it: a decimal integer in
   // [1, kMaximumThreadCount] with nothing around it. Returns nullopt for
@@ -156,3 +160,9 @@ ThreadPool& HostThreadPool();
 extern "C" void relay_cpu_parallel_for(void (*body)(void* closure, int64_t begin, int64_t end),
                                        void* closure, int64_t begin, int64_t end,
                                        int64_t grain) noexcept;
+// The same with ParallelFor's `alternate` (a kir::ForKind::kParallelAlternating
+// loop).
+extern "C" void relay_cpu_parallel_for_alternating(void (*body)(void* closure, int64_t begin,
+                                                                int64_t end),
+                                                   void* closure, int64_t begin, int64_t end,
+                                                   int64_t grain) noexcept;

@@ -398,7 +398,10 @@ std::optional<Kernel> BuildSmallRowsKernel(const std::string& name,
         std::move(params),
         1,
         {},
-        Loop(task, Int(tasks), tasks > 1 ? ForKind::kParallel : ForKind::kSerial, units_of_task)};
+        // Alternating: every call reads the whole weight, in the same shares
+        // (devices/cpu/thread_pool.h).
+        Loop(task, Int(tasks), tasks > 1 ? ForKind::kParallelAlternating : ForKind::kSerial,
+             units_of_task)};
   }
 }
 

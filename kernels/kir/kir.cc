@@ -84,6 +84,8 @@ std::string_view ForKindText(ForKind kind) {
       return "vectorized for";
     case ForKind::kUnrolled:
       return "unrolled for";
+    case ForKind::kParallelAlternating:
+      return "parallel alternating for";
   }
   return "for";
 }

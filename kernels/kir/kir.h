@@ -248,7 +248,11 @@ class StmtNode : public Node {
 using Stmt = Ref<const StmtNode>;
 
 // How a target may run a loop's iterations.
-enum class ForKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled };
+// kParallelAlternating is kParallel whose successive runs take each
+// thread's chunks in alternating orders (devices/cpu/thread_pool.h): for a
+// kernel that reads, every call, a weight about as large as the cores'
+// caches.
+enum class ForKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled, kParallelAlternating };
 std::string_view ForKindText(ForKind kind);
 
 // for (var = 0; var < extent; ++var) body

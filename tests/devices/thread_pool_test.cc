@@ -125,35 +125,46 @@ TEST(ThreadPoolTest, ChunksTileRangesWiderThanInt64) {
   }
 }
 
-// The calling thread's own range comes first, in one order on one loop of
-// a body and in the other on the next. The worker's first chunk (in the
-// other range) waits until the caller has claimed all of its own, so that
-// the caller runs its whole range; the caller never waits.
-TEST(ThreadPoolTest, CallerRunsItsOwnRangeInAlternatingOrders) {
+// With `alternate`, the calling thread's own range comes first, in one
+// order on one loop of a body and in the other on the next; without, always
+// in increasing order. The worker's first chunk (in the other range) waits
+// until the caller has claimed all of its own, so that the caller runs its
+// whole range; the caller never waits.
+struct RangeOrderLoop {
+  std::thread::id caller;
+  std::mutex mutex;
+  std::vector<int64_t> caller_chunks;
+  std::atomic<bool> caller_left_its_range{false};
+
+  static void Body(void* closure, int64_t begin, int64_t) {
+    auto& loop = *static_cast<RangeOrderLoop*>(closure);
+    const bool on_caller = std::this_thread::get_id() == loop.caller;
+    if (begin >= 40) {
+      if (on_caller) loop.caller_left_its_range = true;
+      if (!on_caller) WaitUntil([&] { return loop.caller_left_its_range.load(); });
+      return;
+    }
+    std::lock_guard<std::mutex> lock(loop.mutex);
+    if (on_caller) loop.caller_chunks.push_back(begin);
+  }
+};
+
+TEST(ThreadPoolTest, CallerRunsItsOwnRangeInAlternatingOrdersWhenAsked) {
   ThreadPool pool(1);
-  const std::thread::id caller = std::this_thread::get_id();
   // 8 chunks of 10: the caller's range is chunks 0-3 ([0, 40)).
-  auto run = [&] {
-    std::mutex mutex;
-    std::vector<int64_t> caller_chunks;
-    std::atomic<bool> caller_left_its_range{false};
-    pool.ParallelFor(0, 80, 10, [&](int64_t begin, int64_t) {
-      const bool on_caller = std::this_thread::get_id() == caller;
-      if (begin >= 40) {
-        if (on_caller) caller_left_its_range = true;
-        if (!on_caller) WaitUntil([&] { return caller_left_its_range.load(); });
-        return;
-      }
-      std::lock_guard<std::mutex> lock(mutex);
-      if (on_caller) caller_chunks.push_back(begin);
-    });
-    return caller_chunks;
+  auto run = [&](bool alternate) {
+    RangeOrderLoop loop;
+    loop.caller = std::this_thread::get_id();
+    pool.ParallelFor(0, 80, 10, &RangeOrderLoop::Body, &loop, alternate);
+    return loop.caller_chunks;
   };
-  const std::vector<int64_t> first = run(), second = run();
   const std::vector<int64_t> ascending = {0, 10, 20, 30}, descending = {30, 20, 10, 0};
+  const std::vector<int64_t> first = run(true), second = run(true);
   EXPECT_TRUE((first == ascending && second == descending) ||
               (first == descending && second == ascending))
       << ::testing::PrintToString(first) << " then " << ::testing::PrintToString(second);
+  EXPECT_EQ(run(false), ascending);
+  EXPECT_EQ(run(false), ascending);
 }
 
 TEST(ThreadPoolTest, RangeOfOneChunkRunsInlineOnTheCaller) {

@@ -155,7 +155,8 @@ class Lowering {
     switch (stmt->node_kind()) {
       case NodeKind::kFor: {
         const auto* loop = As<ForNode>(stmt);
-        if (loop->kind == ForKind::kParallel && !inside_parallel_) {
+        if ((loop->kind == ForKind::kParallel || loop->kind == ForKind::kParallelAlternating) &&
+            !inside_parallel_) {
           LowerParallelFor(loop, state);
         } else if (loop->kind == ForKind::kVectorized && IsSimdLoop(loop)) {
           LowerSimdLoop(loop, state);
@@ -310,8 +311,10 @@ class Lowering {
         builder_.getVoidTy(),
         {Pointer(), Pointer(), builder_.getInt64Ty(), builder_.getInt64Ty(), builder_.getInt64Ty()},
         false);
-    llvm::FunctionCallee parallel_for =
-        module_->getOrInsertFunction(kParallelForSymbol, parallel_for_type);
+    llvm::FunctionCallee parallel_for = module_->getOrInsertFunction(
+        loop->kind == ForKind::kParallelAlternating ? kParallelForAlternatingSymbol
+                                                    : kParallelForSymbol,
+        parallel_for_type);
     builder_.CreateCall(parallel_for,
                         {chunk, closure, builder_.getInt64(0), extent, builder_.getInt64(1)});
     llvm::IRBuilderBase::InsertPoint after_call = builder_.saveIP();
@@ -1073,6 +1076,8 @@ std::string EntrySymbol(const std::string& kernel_name) {
 KernelEntry CompileKernel(const kir::Kernel& kernel, LlvmJit& jit) {
   const std::string entry = EntrySymbol(kernel.name);
   jit.DefineSymbol(kParallelForSymbol, reinterpret_cast<void*>(&relay_cpu_parallel_for));
+  jit.DefineSymbol(kParallelForAlternatingSymbol,
+                   reinterpret_cast<void*>(&relay_cpu_parallel_for_alternating));
   // The key names this build of the lowering, so that a cached object from
   // an older relay-vm (whose lowering may differ for the same kernel text)
   // is never reused.

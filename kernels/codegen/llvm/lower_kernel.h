@@ -26,6 +26,7 @@ namespace relay::kernels::llvm_backend {
 
 // The C symbol generated code calls for parallel loops.
 inline constexpr const char* kParallelForSymbol = "relay_cpu_parallel_for";
+inline constexpr const char* kParallelForAlternatingSymbol = "relay_cpu_parallel_for_alternating";
 
 // Builds the module holding `kernel` as the function `entry_name`. Throws an
 // internal error for malformed kernels (an unbound variable, say).
