@@ -1,5 +1,6 @@
 #include "vm/interpreter/virtual_machine.h"
 
+#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -48,8 +49,10 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> executable)
   call_sites_.resize(executable_->kernels.size());
   for (size_t index = 0; index < call_sites_.size(); ++index) {
     const KernelCall& call = executable_->kernels[index];
-    if (call.fused.empty() && !call.tuple_input && !call.tuple_result)
+    if (call.fused.empty() && !call.tuple_input && !call.tuple_result) {
       call_sites_[index].scalar = ScalarOperatorFor(call.op, call.attrs);
+      call_sites_[index].shape_only = call.op == "shape_of" || call.op == "ndarray_size";
+    }
   }
 }
 
@@ -68,7 +71,15 @@ const kernels::PreparedOperator& VirtualMachine::PrepareKernel(
 Value VirtualMachine::InvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors) {
   if (profiler_ != nullptr) return ProfiledInvokeKernel(kernel, tensors);
   const kernels::PreparedOperator& prepared = PrepareKernel(kernel, tensors);
-  if (!prepared.tuple_result) return prepared.kernels[0].Launch(tensors);
+  if (!prepared.tuple_result) {
+    const kernels::PreparedKernel& only = prepared.kernels[0];
+    if (!only.output_shape.empty()) return only.Launch(tensors);
+    // A 0-d result (a scan's comparison) goes into a recycled tensor, as the
+    // scalar operators' do: no allocation per call.
+    Ref<Tensor> result = call_sites_[kernel].scalar_results.Allocate(only.output_dtype);
+    only.LaunchInto(tensors, *result);
+    return result;
+  }
   std::vector<Ref<Tensor>> results = prepared.Run(tensors);
   return MakeRef<Tuple>(std::vector<Value>(results.begin(), results.end()));
 }
@@ -273,12 +284,37 @@ std::vector<Ref<Tensor>>& VirtualMachine::GatherKernelInputs(
   return tensors;
 }
 
+const Ref<Tensor>* VirtualMachine::KeptShapeResult(int32_t kernel,
+                                                   std::span<const int32_t> input_registers,
+                                                   const Value* registers) const {
+  const CallSite& site = call_sites_[kernel];
+  if (!site.shape_only || !site.shape_result || input_registers.size() != 1) return nullptr;
+  const Tensor* input = AsTensor(registers[input_registers[0]]);
+  if (input == nullptr || input->shape() != site.shape_input) return nullptr;
+  return &site.shape_result;
+}
+
+void VirtualMachine::KeepShapeResult(int32_t kernel, const Tensor& input, const Tensor& result) {
+  CallSite& site = call_sites_[kernel];
+  if (!site.shape_only) return;
+  // A copy: the result may be a view into a block the next call reuses.
+  Ref<Tensor> kept = Tensor::Empty(HostDevice(), result.shape(), result.dtype());
+  std::memcpy(kept->host_data(), result.host_data(), result.byte_size());
+  kept->MarkImmutable();
+  site.shape_input = input.shape();
+  site.shape_result = std::move(kept);
+}
+
 Value VirtualMachine::CallKernel(int32_t kernel, std::span<const int32_t> input_registers,
                                  const Value* registers) {
+  if (const Ref<Tensor>* kept = KeptShapeResult(kernel, input_registers, registers)) return *kept;
   std::vector<Ref<Tensor>>& tensors =
       GatherKernelInputs(executable_->kernels[kernel], input_registers, registers);
   try {
-    return InvokeKernel(kernel, tensors);
+    Value result = InvokeKernel(kernel, tensors);
+    if (call_sites_[kernel].shape_only && tensors.size() == 1 && AsTensor(result) != nullptr)
+      KeepShapeResult(kernel, *tensors[0], *AsTensor(result));
+    return result;
   } catch (const Error& error) {
     FailInKernel(error);
   }
@@ -302,6 +338,13 @@ void VirtualMachine::CallKernelInto(int32_t kernel, std::span<const int32_t> reg
   if (output == nullptr) {
     Fail(ErrorKind::kRuntime, "operator " + call.op + " given " +
                                   KindName(registers[registers_list.back()]) + " to write into");
+  }
+  if (const Ref<Tensor>* kept =
+          KeptShapeResult(kernel, registers_list.first(registers_list.size() - 1), registers)) {
+    if (output->shape() == (*kept)->shape() && output->dtype() == (*kept)->dtype()) {
+      std::memcpy(output->host_data(), (*kept)->host_data(), output->byte_size());
+      return;
+    }
   }
   std::vector<Ref<Tensor>>& tensors =
       GatherKernelInputs(call, registers_list.first(registers_list.size() - 1), registers);
@@ -329,12 +372,14 @@ void VirtualMachine::CallKernelInto(int32_t kernel, std::span<const int32_t> reg
   }
   if (profiler_ == nullptr) {
     prepared->LaunchInto(tensors, *output);
-    return;
+  } else {
+    const Profiler::Clock::time_point start = Profiler::Clock::now();
+    profiler_->RecordPreparation(prepare_start, start);
+    prepared->LaunchInto(tensors, *output);
+    profiler_->RecordKernel(kernel, tensors, output->byte_size(), start, Profiler::Clock::now());
   }
-  const Profiler::Clock::time_point start = Profiler::Clock::now();
-  profiler_->RecordPreparation(prepare_start, start);
-  prepared->LaunchInto(tensors, *output);
-  profiler_->RecordKernel(kernel, tensors, output->byte_size(), start, Profiler::Clock::now());
+  if (call_sites_[kernel].shape_only && tensors.size() == 1)
+    KeepShapeResult(kernel, *tensors[0], *output);
 }
 
 Value VirtualMachine::AllocateStorage(const Tensor& size_constant) {

@@ -111,6 +111,11 @@ class VirtualMachine {
   // The VM's own arithmetic for a scalar operator kernel on 0-d host
   // tensors (scalar_operators.h), reading the registers in place; false
   // when the kernel or its inputs are not for it.
+  // For a shape_of or ndarray_size call site: the result kept from its last
+  // call when the input has the same shape, else null.
+  const Ref<Tensor>* KeptShapeResult(int32_t kernel, std::span<const int32_t> input_registers,
+                                     const Value* registers) const;
+  void KeepShapeResult(int32_t kernel, const Tensor& input, const Tensor& result);
   bool RunScalarKernel(int32_t kernel, std::span<const int32_t> input_registers, Value* registers,
                        int32_t result_register);
   // kernel_inputs_ filled with the tensors of `input_registers` (the fields
@@ -141,6 +146,12 @@ class VirtualMachine {
   // prepared.
   struct CallSite {
     ScalarOperator scalar = ScalarOperator::kNone;
+    // shape_of and ndarray_size, whose result depends on the input's shape
+    // alone: the last result, kept for the next call with an input of the
+    // same shape (a recursive scan asks for the same shape every step).
+    bool shape_only = false;
+    Shape shape_input;
+    Ref<Tensor> shape_result;
     ScalarPool scalar_results;  // recycled 0-d results of the scalar path
     kernels::PreparedCallSite prepared;
   };
