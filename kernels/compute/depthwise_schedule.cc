@@ -178,7 +178,8 @@ std::optional<Kernel> BuildWindowKernel(const std::string& name, const std::vect
 
   // Tasks take runs of whole planes. Unless the data can be read in place
   // (no padding, already of the accumulator's type), each task copies its
-  // current plane into its own zero-bordered slice of the workspace first:
+  // current plane into its own slice of the workspace first, bordered with
+  // the padding's value:
   // the slice stays in the nearest caches while the plane's rows read it,
   // so the data crosses memory once.
   const int64_t task_count = std::clamp<int64_t>(parallel_tasks, 1, planes);
@@ -193,7 +194,7 @@ std::optional<Kernel> BuildWindowKernel(const std::string& name, const std::vect
   // vector). The run's elements past each row's end are computed and
   // dropped: its sums go to the slice's tail, and the rows are then copied
   // out through the epilogue. The window reads up to `overrun` elements
-  // past the padded plane, zeros kept for the purpose.
+  // past the padded plane, filled for the purpose.
   const bool as_run = !in_place && strides[0] == 1 && strides[1] == 1 && out_width <= kRunWidth;
   const int64_t overrun = as_run ? (window_width - 1) * dilation[1] : 0;
   const int64_t run = out_height * padded_width;
@@ -210,7 +211,7 @@ std::optional<Kernel> BuildWindowKernel(const std::string& name, const std::vect
   const Expr plane = Add(Multiply(task, Int(planes_per_task)), local);
   const Expr slice = Multiply(task, Int(slice_size));
 
-  std::vector<Stmt> per_task;  // before the task's planes: zero the borders
+  std::vector<Stmt> per_task;  // before the task's planes: fill the borders
   std::vector<Stmt> per_plane;
   if (!in_place) {
     Var row(new VarNode("row")), column(new VarNode("column"));
@@ -233,7 +234,7 @@ std::optional<Kernel> BuildWindowKernel(const std::string& name, const std::vect
               Stmt(new StoreNode(padded, at(Add(row, Int(top)), Add(column, Int(first))), fill)))));
     };
     if (split_columns) {
-      // The padding's places are less regular: all of the slice is zeroed.
+      // The padding's places are less regular: all of the slice is filled.
       zero_rows(0, padded_height);
     } else {
       zero_rows(0, top);
