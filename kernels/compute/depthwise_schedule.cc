@@ -218,14 +218,14 @@ std::optional<Kernel> BuildWindowKernel(const std::string& name, const std::vect
     auto at = [&](const Expr& padded_row, const Expr& padded_column) {
       return Add(slice, Add(Multiply(padded_row, Int(padded_width)), padded_column));
     };
-    auto zero_rows = [&](int64_t first, int64_t count) {
+    auto fill_rows = [&](int64_t first, int64_t count) {
       if (count == 0) return;
       per_task.push_back(
           Loop(row, Int(count), ForKind::kSerial,
                Loop(column, Int(padded_width), ForKind::kVectorized,
                     Stmt(new StoreNode(padded, at(Add(row, Int(first)), column), fill)))));
     };
-    auto zero_columns = [&](int64_t first, int64_t count) {
+    auto fill_columns = [&](int64_t first, int64_t count) {
       if (count == 0) return;
       per_task.push_back(Loop(
           row, Int(height), ForKind::kSerial,
@@ -235,12 +235,12 @@ std::optional<Kernel> BuildWindowKernel(const std::string& name, const std::vect
     };
     if (split_columns) {
       // The padding's places are less regular: all of the slice is filled.
-      zero_rows(0, padded_height);
+      fill_rows(0, padded_height);
     } else {
-      zero_rows(0, top);
-      zero_rows(top + height, bottom);
-      zero_columns(0, left);
-      zero_columns(left + width, right);
+      fill_rows(0, top);
+      fill_rows(top + height, bottom);
+      fill_columns(0, left);
+      fill_columns(left + width, right);
     }
     if (overrun > 0) {
       per_task.push_back(
