@@ -51,6 +51,13 @@ int64_t Product(const std::vector<int64_t>& extents) {
   for (int64_t extent : extents) product *= extent;
   return product;
 }
+// The extents of the output axes `which`.
+std::vector<int64_t> ExtentsOf(const std::vector<size_t>& which,
+                               const std::vector<int64_t>& out_extents) {
+  std::vector<int64_t> extents;
+  for (size_t axis : which) extents.push_back(out_extents[axis]);
+  return extents;
+}
 
 // The per-axis indices of the row-major position `flat` in `extents`.
 std::vector<Expr> Unflatten(const Expr& flat, const std::vector<int64_t>& extents) {
@@ -283,9 +290,7 @@ std::optional<Kernel> BuildSmallRowsKernel(const std::string& name,
     return std::nullopt;
 
   auto extents_of = [&](const std::vector<size_t>& which) {
-    std::vector<int64_t> extents;
-    for (size_t axis : which) extents.push_back(c.out_extents[axis]);
-    return extents;
+    return ExtentsOf(which, c.out_extents);
   };
   const std::vector<int64_t> row_extents = extents_of(c.roles.rows);
   const std::vector<int64_t> batch_extents = extents_of(c.roles.batch);
@@ -454,16 +459,15 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   const size_t last = out_extents.size() - 1;
   const int64_t dtype_columns =
       std::max<int64_t>(1, tiling.column_bytes / static_cast<int64_t>(DTypeSize(dtype)));
+  auto extents_of = [&](const std::vector<size_t>& which) { return ExtentsOf(which, out_extents); };
   auto tiled_work = [&](const AxisRoles& which) {
-    int64_t rows = 1, columns = 1;
-    for (size_t axis : which.rows) rows *= out_extents[axis];
-    for (size_t axis : which.columns) columns *= out_extents[axis];
+    const int64_t rows = Product(extents_of(which.rows));
+    const int64_t columns = Product(extents_of(which.columns));
     return CeilDiv(rows, tiling.rows) * tiling.rows * CeilDiv(columns, dtype_columns) *
            dtype_columns;
   };
   auto fills_panels = [&](const AxisRoles& which) {
-    int64_t columns = 1;
-    for (size_t axis : which.columns) columns *= out_extents[axis];
+    const int64_t columns = Product(extents_of(which.columns));
     return 7 * CeilDiv(columns, dtype_columns) * dtype_columns <= 8 * columns;
   };
   if (swapped && (!roles || (swapped->column() == last && roles->column() != last &&
@@ -474,9 +478,7 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   }
   if (!roles) return std::nullopt;
 
-  int64_t all_rows = 1;
-  for (size_t axis : roles->rows) all_rows *= out_extents[axis];
-  if (all_rows <= kSmallRowsLimit) {
+  if (Product(extents_of(roles->rows)) <= kSmallRowsLimit) {
     const Contraction contraction{out_extents, axes, element, sum, dtype, x, y, *roles, k_extents};
     if (std::optional<Kernel> kernel =
             BuildSmallRowsKernel(name, inputs, output, contraction, tiling)) {
@@ -484,11 +486,6 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
     }
   }
 
-  auto extents_of = [&](const std::vector<size_t>& which) {
-    std::vector<int64_t> extents;
-    for (size_t axis : which) extents.push_back(out_extents[axis]);
-    return extents;
-  };
   // The batch axes each operand depends on: an operand is packed once per
   // combination of those only (a weight shared by a batch is packed once).
   auto batch_axes_of = [&](const Expr& operand) {
