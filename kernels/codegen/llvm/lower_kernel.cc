@@ -892,11 +892,21 @@ class Lowering {
               Intrinsic(llvm::Intrinsic::floor, type, {builder_.CreateFDiv(a, b)});
           return builder_.CreateFSub(a, builder_.CreateFMul(quotient, b));
         }
-        // NaN-propagating, as numpy.minimum / numpy.maximum.
+        // NaN-propagating, as numpy.minimum / numpy.maximum: a NaN in either
+        // operand is the result. Written as a compare-and-select (which x86
+        // does in one minps/maxps, whose NaN case is the second operand's)
+        // plus a test of the first operand for NaN, rather than as
+        // llvm.minimum/maximum, whose exact ordering of -0 below +0 costs
+        // six instructions per vector on x86 (a 3x3 max pool's nine
+        // windows: most of its time). Like NumPy's, the result for -0 and +0
+        // is either of them.
         case BinaryOp::kMinimum:
-          return Intrinsic(llvm::Intrinsic::minimum, type, {a, b});
-        case BinaryOp::kMaximum:
-          return Intrinsic(llvm::Intrinsic::maximum, type, {a, b});
+        case BinaryOp::kMaximum: {
+          llvm::Value* first_wins = op == BinaryOp::kMaximum ? builder_.CreateFCmpOGT(a, b)
+                                                             : builder_.CreateFCmpOLT(a, b);
+          llvm::Value* chosen = builder_.CreateSelect(first_wins, a, b);
+          return builder_.CreateSelect(builder_.CreateFCmpUNO(a, a), a, chosen);
+        }
         case BinaryOp::kPower:
           return Intrinsic(llvm::Intrinsic::pow, type, {a, b});
         case BinaryOp::kEqual:
