@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 
 #include "kernels/compute/convolution_compute.h"
 #include "kernels/kir/rewrite.h"
@@ -32,6 +33,8 @@ Stmt Loop(const Var& var, Expr extent, ForKind kind, Stmt body) {
 
 // The largest window this schedule writes out in full.
 constexpr int64_t kMaximumWindow = 49;
+// The stride-2 copy's vector statements take this many pairs of columns.
+constexpr int64_t kCopyLanes = 16;
 // Maps at most this wide (at stride 1) are computed along the padded plane
 // as one run rather than row by row.
 constexpr int64_t kRunWidth = 32;
@@ -254,24 +257,35 @@ std::optional<Kernel> BuildWindowKernel(const std::string& name, const std::vect
                Add(Multiply(Add(Multiply(plane, Int(height)), row), Int(width)), data_column)));
     };
     if (split_columns) {
-      // Slice column j of a parity holds padded column 2 j + parity, data
-      // column 2 j + parity - left: those j where that lies in the data.
+      // Data columns 2 m and 2 m + 1 go to the two parities' halves, at
+      // slice columns (2 m + left) / 2 and (2 m + 1 + left) / 2 of theirs:
+      // one loop over m, so that its loads are one interleaved pair that
+      // vectorises as two plain loads and a shuffle (a loop per parity reads
+      // every other element, a gather). An odd width's last column after.
+      auto copy_column = [&](const Expr& m, int64_t offset) {
+        // Data column 2 m + offset is padded column 2 m + offset + left.
+        const int64_t parity = (offset + left) % 2;
+        const Expr j = Add(m, Int((offset + left) / 2 + parity * even_columns));
+        return Stmt(new StoreNode(padded, at(Add(row, Int(top)), j),
+                                  data_at(Add(Multiply(m, Int(2)), Int(offset)))));
+      };
+      // The pairs go in chunks of a power-of-two count of lanes, each chunk
+      // one vector statement (a contiguous load and a shuffle per parity;
+      // see the LLVM lowering), the last chunk moved back to end at the
+      // row's last pair: a pair copied twice is copied alike.
       std::vector<Stmt> copies;
-      for (int64_t parity = 0; parity < 2; ++parity) {
-        int64_t first = -1, end = 0;
-        for (int64_t j = 0; 2 * j + parity < padded_width; ++j) {
-          const int64_t data_column = 2 * j + parity - left;
-          if (data_column < 0 || data_column >= width) continue;
-          if (first < 0) first = j;
-          end = j + 1;
-        }
-        if (first < 0) continue;
-        const Expr j = Add(column, Int(first));
-        copies.push_back(Loop(
-            column, Int(end - first), ForKind::kVectorized,
-            Stmt(new StoreNode(padded, at(Add(row, Int(top)), Add(j, Int(parity * even_columns))),
-                               data_at(Add(Multiply(j, Int(2)), Int(parity - left)))))));
+      const int64_t pairs = width / 2;
+      if (pairs >= 1) {
+        const int64_t lanes = std::min<int64_t>(kCopyLanes, std::bit_floor(uint64_t(pairs)));
+        Var chunk(new VarNode("chunk"));
+        const Expr m = Add(
+            Binary(BinaryOp::kMinimum, Multiply(chunk, Int(lanes)), Int(pairs - lanes)), column);
+        copies.push_back(
+            Loop(chunk, Int(CeilDiv(pairs, lanes)), ForKind::kSerial,
+                 Loop(column, Int(lanes), ForKind::kVectorized,
+                      Stmt(new SequenceNode({copy_column(m, 0), copy_column(m, 1)})))));
       }
+      if (width % 2 == 1) copies.push_back(copy_column(Int(width / 2), 0));
       per_plane.push_back(
           Loop(row, Int(height), ForKind::kSerial, Stmt(new SequenceNode(std::move(copies)))));
     } else {

@@ -3,6 +3,8 @@
 #include "kernels/codegen/llvm/lower_kernel.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <limits>
@@ -54,6 +56,40 @@ TEST(LowerKernelTest, BroadcastAddReluOverSymbolicRows) {
       }
     }
   }
+}
+
+// A vectorised loop (16 lanes) reading every 2nd, 3rd or 4th element: a
+// contiguous load and a shuffle, which must not touch the buffer past the
+// last lane's element. The input ends where a page without access begins,
+// so a read beyond it would crash the test.
+TEST(LowerKernelTest, StridedVectorLoadsPickTheirLanesAndStayInTheBuffer) {
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  void* pages = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(pages, MAP_FAILED);
+  ASSERT_EQ(mprotect(static_cast<char*>(pages) + page, page, PROT_NONE), 0);
+  for (int64_t stride : {2, 3, 4}) {
+    const int64_t lanes = 16,
+                  count = (lanes - 1) * stride + 2;  // the last lane reads element count - 1
+    float* input = reinterpret_cast<float*>(static_cast<char*>(pages) + page) - count;
+    for (int64_t index = 0; index < count; ++index) input[index] = float(index) * 0.5f - 3.0f;
+    Buffer in = MakeBuffer("in", DType::kFloat32, {Int(count)});
+    Buffer out = MakeBuffer("out", DType::kFloat32, {Int(2 * lanes)});
+    Var i = MakeVar("i");
+    const Expr base = Multiply(i, Int(stride));
+    Stmt body =
+        For(i, Int(lanes), ForKind::kVectorized,
+            Stmt(new SequenceNode({Store(out, i, Load(in, base)),
+                                   Store(out, Add(i, Int(lanes)), Load(in, Add(base, Int(1))))})));
+    KernelEntry entry = CompileKernel(kir::Kernel{"strided", {in, out}, 1, {}, body});
+    std::vector<float> results(2 * lanes, -1.0f);
+    void* buffers[] = {input, results.data()};
+    entry(buffers, nullptr);
+    for (int64_t lane = 0; lane < lanes; ++lane) {
+      EXPECT_EQ(results[lane], input[lane * stride]) << stride << " " << lane;
+      EXPECT_EQ(results[lanes + lane], input[lane * stride + 1]) << stride << " " << lane;
+    }
+  }
+  munmap(pages, 2 * page);
 }
 
 int64_t FloorDivide(int64_t a, int64_t b) {
