@@ -149,9 +149,11 @@ bool ContiguousAlong(const Expr& operand, const std::vector<size_t>& which,
 // The output axes by which operand they index.
 struct AxisRoles {
   // Mentioned by y only: the vectorised, packed axis. Usually one; several
-  // when they are the output's last axes and y reads them as one contiguous
-  // run (a 1x1 convolution's output pixels (oh, ow)), flattened into one.
+  // when they are the output's last axes (a 1x1 convolution's output pixels
+  // (oh, ow)), flattened into one. Then y reads them as one contiguous run,
+  // or (`contiguous_columns` false: at stride 2, say) y must be packed.
   std::vector<size_t> columns;
+  bool contiguous_columns = true;
   std::vector<size_t> rows;   // mentioned by x only
   std::vector<size_t> batch;  // the rest
   size_t column() const { return columns.back(); }
@@ -197,13 +199,12 @@ std::optional<AxisRoles> ClassifyAxes(const std::vector<Var>& axes,
     std::sort(roles.batch.begin(), roles.batch.end());
   }
   if (y_only.empty() || roles.rows.empty()) return std::nullopt;
-  // Several column axes: the output's last ones, in order, which y reads
-  // contiguously.
+  // Several column axes: the output's last ones, in order.
   if (y_only.size() > 1) {
     for (size_t index = 0; index < y_only.size(); ++index) {
       if (y_only[index] != axes.size() - y_only.size() + index) return std::nullopt;
     }
-    if (!ContiguousAlong(y, y_only, axes, extents)) return std::nullopt;
+    roles.contiguous_columns = ContiguousAlong(y, y_only, axes, extents);
   }
   roles.columns = y_only;
   return roles;
@@ -253,6 +254,13 @@ std::optional<size_t> SoleInputRead(const Expr& operand, const std::vector<Buffe
     if (inputs[index].get() == buffer) return index;
   }
   return std::nullopt;
+}
+
+// The element count of `buffer`, whose shape is constant.
+int64_t ConstantElementCount(const Buffer& buffer) {
+  int64_t count = 1;
+  for (const Expr& dimension : buffer->shape) count *= As<IntImmNode>(dimension)->value;
+  return count;
 }
 
 // The sum of `count` consecutive elements of `tile` from `first`, as a
@@ -454,8 +462,24 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   // columns: two panels of 32, a third of them wasted, against channels
   // that tile evenly; the 196 of a 14x14 map fill 7 panels well enough).
   Expr x = product->a, y = product->b;
-  std::optional<AxisRoles> roles = ClassifyAxes(axes, out_extents, x, y);
-  std::optional<AxisRoles> swapped = ClassifyAxes(axes, out_extents, y, x);
+  // Flattened columns that y does not read contiguously are packed, which
+  // pays when the panels hold no more than what y reads (a 1x1 convolution
+  // at stride 2: a quarter of its data), not when they repeat it (a 3x3
+  // window's nine copies of each pixel: there the channels are the
+  // columns, of the packed weight, and the data is read in place).
+  const int64_t depth_of_sum = Product(k_extents);
+  auto classify = [&](const Expr& row_operand, const Expr& column_operand) {
+    std::optional<AxisRoles> classified =
+        ClassifyAxes(axes, out_extents, row_operand, column_operand);
+    if (classified && !classified->contiguous_columns) {
+      const std::optional<size_t> read = SoleInputRead(column_operand, inputs);
+      const int64_t packed = Product(ExtentsOf(classified->columns, out_extents)) * depth_of_sum;
+      if (!read || packed > ConstantElementCount(inputs[*read])) classified.reset();
+    }
+    return classified;
+  };
+  std::optional<AxisRoles> roles = classify(x, y);
+  std::optional<AxisRoles> swapped = classify(y, x);
   const size_t last = out_extents.size() - 1;
   const int64_t dtype_columns =
       std::max<int64_t>(1, tiling.column_bytes / static_cast<int64_t>(DTypeSize(dtype)));
@@ -585,8 +609,11 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
     if (roles->columns.size() == 1) {
       at[axes[roles->column()].get()] = clamped;
       y_value = Substitute(y, at);
-    } else {
+    } else if (roles->contiguous_columns) {
       y_value = LoadAtColumn(*roles, axes, y, clamped, at);
+    } else {
+      BindColumns(*roles, axes, out_extents, clamped, at);
+      y_value = Substitute(y, at);
     }
     Expr value = Select(Binary(BinaryOp::kLess, column, Int(columns)), y_value, Float(0, dtype));
     Expr index = Add(Multiply(Add(Multiply(task, Int(depth)), k_flat), Int(tile_columns)), lane);

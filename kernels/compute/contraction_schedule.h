@@ -14,6 +14,9 @@
 //   and y reads them as one contiguous run: a 1x1 convolution at stride 1
 //   then has its output pixels (oh, ow) as columns and its output channels
 //   as rows, so that a tile stores whole vectors along a channel's plane.
+//   They can be too when y does not read them contiguously but packing them
+//   copies no more than y's input holds (a 1x1 convolution at stride 2);
+//   y is then packed.
 //   The operand whose columns are the output's last axis is preferred as y.
 // - y is packed into a workspace, once per call, in column panels: for each
 //   panel of `columns` consecutive columns, the panel's values for every k

@@ -243,12 +243,21 @@ TEST(ContractionScheduleTest, ServesLargeDotProducts) {
   ASSERT_TRUE(kernel);
   ASSERT_EQ(kernel->workspace_count, 1u);
   EXPECT_EQ(PrintExpr(ElementCount(kernel->params[2 + 1])), std::to_string(2 * 24 * 32));
-  // At stride 2 the pixels are not contiguous: the channels stay the columns.
+  // At stride 2 the pixels are not contiguous, but packing them costs a
+  // quarter of the data: the 13 x 9 output pixels are still the columns,
+  // packed (4 panels of 32 over 24 channels).
   kernel = ContractionOf("nn.conv2d", {{1, 24, 26, 18}, {31, 24, 1, 1}},
                          {{"strides", AttrValue::IntList({2, 2})}});
   ASSERT_TRUE(kernel);
   ASSERT_EQ(kernel->workspace_count, 1u);
-  EXPECT_EQ(PrintExpr(ElementCount(kernel->params[2 + 1])), std::to_string(1 * 24 * 32));
+  EXPECT_EQ(PrintExpr(ElementCount(kernel->params[2 + 1])), std::to_string(4 * 24 * 32));
+  // A 3x3 window would pack each pixel nine times: the channels stay the
+  // columns, of the packed weight (one panel of 32 over 24 * 9 k).
+  kernel = ContractionOf("nn.conv2d", {{1, 24, 26, 18}, {31, 24, 3, 3}},
+                         {{"strides", AttrValue::IntList({2, 2})}});
+  ASSERT_TRUE(kernel);
+  ASSERT_EQ(kernel->workspace_count, 1u);
+  EXPECT_EQ(PrintExpr(ElementCount(kernel->params[2 + 1])), std::to_string(1 * 24 * 9 * 32));
 }
 
 // A host tensor of `shape` holding `values` (cycled).

@@ -254,6 +254,30 @@ def conv_in_place_cases():
               extra=[bias30, residual], operators="nn.conv2d+nn.bias_add+add")
 
 
+def strided_cases():
+    """Stride-2 layers (written after the others, so that their random
+    inputs do not shift the earlier cases')."""
+    # A 1x1 convolution at stride 2: its output pixels (13 x 9, not read
+    # contiguously) are the columns, packed; 31 output channels as rows; the
+    # epilogue of a residual block's downsample (bias, residual, relu).
+    bias31 = uniform((31,), -1, 1, np.float32)
+    residual = uniform((1, 31, 13, 9), -1, 1, np.float32)
+    conv_case("conv_1x1_stride2_residual", (1, 16, 26, 18), (31, 16, 1, 1), strides=(2, 2),
+              chain=lambda out: np.maximum(
+                  out + wide(bias31)[None, :, None, None] + wide(residual), 0),
+              extra=[bias31, residual], operators="nn.conv2d+nn.bias_add+add+nn.relu")
+    # Depthwise at stride 2 with an even left padding (data column 2 m at an
+    # even padded column) and an odd width (a last column without a pair);
+    # the cases above have a left padding of 1.
+    data = uniform((1, 3, 9, 37), -1, 1, np.float32)
+    weight = uniform((3, 1, 3, 3), -1, 1, np.float32)
+    expected = np.concatenate(
+        [conv2d_reference(wide(data[:, c:c + 1]), wide(weight[c:c + 1]), (2, 2), (1, 2, 0, 1),
+                          (1, 1)) for c in range(3)], axis=1)
+    emit("depthwise_stride2_even_left", "nn.conv2d", [data, weight], expected.astype(np.float32),
+         strides=(2, 2), padding=(1, 2, 0, 1), dilation=(1, 1), groups=3)
+
+
 def main():
     writer.clear()
     dense_cases()
@@ -270,6 +294,7 @@ def main():
     emit("packed_dense_bias_relu", "nn.dense+nn.bias_add+nn.relu", [data, weight, bias],
          np.maximum(wide(data) @ wide(weight).T + wide(bias), 0).astype(np.float32))
     conv_in_place_cases()  # after the others, which keep their random inputs
+    strided_cases()  # likewise
     writer.write_index("generate_contraction_cases.py", [
         "# CASE OPERATORS INPUT_COUNT TOLERANCE [KEY=VALUE ...]",
         "# Inputs: CASE.in<N>.npy; expected output: CASE.out.npy.",
