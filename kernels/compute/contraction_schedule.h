@@ -64,8 +64,12 @@
 namespace relay::kernels {
 
 struct ContractionTiling {
-  int64_t rows = 6;             // register tile rows (broadcast values of x)
-  int64_t column_bytes = 128;   // register tile row width: a few of the target's vectors
+  int64_t rows = 6;            // register tile rows (broadcast values of x)
+  int64_t column_bytes = 128;  // register tile row width: a few of the target's vectors
+  // A wider tile row for long products over many rows whose columns it
+  // tiles exactly (0: none), where the target has registers enough for
+  // `rows` of them as accumulators.
+  int64_t wide_column_bytes = 0;
   int64_t parallel_tasks = 16;  // split the work into at least this many tasks when it can
   int64_t vector_bytes = 32;    // the target's vector width: the small-rows schedule's lanes
 };

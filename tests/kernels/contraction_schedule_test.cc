@@ -182,7 +182,8 @@ TEST(ContractionCasesIndexTest, ListsEveryGeneratedCase) {
 // ---- cases the schedule leaves alone ----------------------------------------------------
 
 std::optional<kir::Kernel> ContractionOf(const char* name, std::vector<Shape> shapes,
-                                         const Attrs& attrs = {}, DType dtype = DType::kFloat32) {
+                                         const Attrs& attrs = {}, DType dtype = DType::kFloat32,
+                                         const ContractionTiling& tiling = {}) {
   const OperatorDefinition* definition = FindOperator(name);
   std::vector<Buffer> buffers;
   std::vector<TensorExpr> inputs;
@@ -193,7 +194,7 @@ std::optional<kir::Kernel> ContractionOf(const char* name, std::vector<Shape> sh
     inputs.push_back(FromBuffer(buffers.back()));
   }
   TensorExpr output = definition->compute(inputs, Normalized(*definition, attrs));
-  return BuildContractionKernel(name, buffers, output, ContractionTiling{});
+  return BuildContractionKernel(name, buffers, output, tiling);
 }
 
 TEST(ContractionScheduleTest, ServesLargeDotProducts) {
@@ -324,6 +325,62 @@ TEST(ContractionScheduleTest, PacksAnImmutableWeightOnce) {
   ExpectValues(*RunKernel(*kernel, {{data, weight}}, {70, 45}), with_first);
   // A reshaped view of it shares what was derived from its contents.
   ExpectValues(*RunKernel(*kernel, {{data, weight->Reshape({45, 64})}}, {70, 45}), with_first);
+}
+
+// The wide tile (four vectors of 16 floats by six rows, as on AVX-512) for
+// long products over many rows whose columns it tiles exactly, else the
+// narrow one; both against the definition, on whatever vectors the host has.
+TEST(ContractionScheduleTest, AWideTileServesLongProductsOverManyRows) {
+  ContractionTiling tiling;
+  tiling.column_bytes = 128;
+  tiling.wide_column_bytes = 256;
+  auto packed_panel_elements = [](const kir::Kernel& kernel) {
+    return PrintExpr(ElementCount(kernel.params[kernel.params.size() - 1]));
+  };
+  // 131 rows (the last block clamped) by 128 columns (two wide panels) of
+  // 260 k.
+  std::optional<kir::Kernel> kernel =
+      ContractionOf("nn.dense", {{131, 260}, {128, 260}}, {}, DType::kFloat32, tiling);
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(packed_panel_elements(*kernel), std::to_string(2 * 260 * 64));
+  const Ref<Tensor> data = FilledTensor({131, 260}, {0.5f, -1.0f, 0.25f, 2.0f, -0.75f});
+  const Ref<Tensor> weight = FilledTensor({128, 260}, {1.0f, -0.5f, 0.125f});
+  ExpectValues(*RunKernel(*kernel, {{data, weight}}, {131, 128}), DenseProduct(*data, *weight));
+  // Fewer rows, or columns that the wide tile does not divide: the narrow
+  // tile (panels of 32).
+  kernel = ContractionOf("nn.dense", {{100, 260}, {128, 260}}, {}, DType::kFloat32, tiling);
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(packed_panel_elements(*kernel), std::to_string(4 * 260 * 32));
+  kernel = ContractionOf("nn.dense", {{131, 260}, {96, 260}}, {}, DType::kFloat32, tiling);
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(packed_panel_elements(*kernel), std::to_string(3 * 260 * 32));
+
+  // A 3x3 convolution read in place: 12 x 12 output pixels as rows, 64
+  // output channels as one wide panel, 32 x 3 x 3 k.
+  kernel =
+      ContractionOf("nn.conv2d", {{1, 32, 14, 14}, {64, 32, 3, 3}}, {}, DType::kFloat32, tiling);
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(packed_panel_elements(*kernel), std::to_string(1 * 288 * 64));
+  const Ref<Tensor> image = FilledTensor({1, 32, 14, 14}, {0.5f, -1.0f, 0.25f, 2.0f, -0.75f, 1.5f});
+  const Ref<Tensor> filter = FilledTensor({64, 32, 3, 3}, {1.0f, -0.5f, 0.125f, 0.75f});
+  std::vector<float> expected;
+  for (int64_t channel = 0; channel < 64; ++channel) {
+    for (int64_t y = 0; y < 12; ++y) {
+      for (int64_t x = 0; x < 12; ++x) {
+        double sum = 0;
+        for (int64_t c = 0; c < 32; ++c) {
+          for (int64_t dy = 0; dy < 3; ++dy) {
+            for (int64_t dx = 0; dx < 3; ++dx) {
+              sum += double(image->data<float>()[(c * 14 + y + dy) * 14 + x + dx]) *
+                     filter->data<float>()[((channel * 32 + c) * 3 + dy) * 3 + dx];
+            }
+          }
+        }
+        expected.push_back(float(sum));
+      }
+    }
+  }
+  ExpectValues(*RunKernel(*kernel, {{image, filter}}, {1, 64, 12, 12}), expected);
 }
 
 TEST(ContractionScheduleTest, PrefetchesPanelsTooManyForTheCache) {
