@@ -805,9 +805,17 @@ class Lowering {
       case ReduceOp::kProduct:
         return LowerBinary(BinaryOp::kMultiply, dtype, accumulator, value);
       // NaN-propagating for floats; AND and OR for bools (i1 compared unsigned).
+      // A float reduction accumulates with llvm.minimum/maximum, which LLVM
+      // vectorises as a reduction (lanes of partial extremes), unlike the
+      // compare-and-select that LowerBinary emits for one pair: softmax's
+      // row maximum (4x256x256) ran 3x slower that way.
       case ReduceOp::kMinimum:
+        if (IsFloat(dtype))
+          return Intrinsic(llvm::Intrinsic::minimum, accumulator->getType(), {accumulator, value});
         return LowerBinary(BinaryOp::kMinimum, dtype, accumulator, value);
       case ReduceOp::kMaximum:
+        if (IsFloat(dtype))
+          return Intrinsic(llvm::Intrinsic::maximum, accumulator->getType(), {accumulator, value});
         return LowerBinary(BinaryOp::kMaximum, dtype, accumulator, value);
       default:
         break;
