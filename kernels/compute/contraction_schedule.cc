@@ -34,9 +34,11 @@ constexpr int64_t kConflictFreeDepth = 64;
 // prefetched panel by panel (see the compute loop).
 constexpr int64_t kPrefetchPanelsBytes = int64_t{1} << 20;
 // The wide tile (ContractionTiling::wide_column_bytes) serves products of
-// at least this many rows and this many k.
+// at least this many rows and this many k, or of at least
+// kWidePlainTileMinimum of each when x is a plain operand.
 constexpr int64_t kWideTileMinimumRows = 128;
 constexpr int64_t kWideTileMinimumDepth = 256;
+constexpr int64_t kWidePlainTileMinimum = 16;
 
 Expr Min(Expr a, Expr b) {
   return Binary(BinaryOp::kMinimum, std::move(a), std::move(b));
@@ -148,6 +150,23 @@ bool ContiguousAlong(const Expr& operand, const std::vector<size_t>& which,
     stride *= extents[axis];
   }
   return true;
+}
+
+// Whether `operand` is a plain load that reads the sum's one axis of more
+// than one element contiguously (its others have one): a dense layer's
+// data or weight, a 1x1 convolution's weight; not a convolution's window.
+bool PlainAlongOneK(const Expr& operand, const std::vector<Var>& axes,
+                    const std::vector<Var>& k_axes, const std::vector<int64_t>& k_extents) {
+  std::optional<size_t> along;
+  for (size_t index = 0; index < k_extents.size(); ++index) {
+    if (k_extents[index] == 1) continue;
+    if (along) return false;
+    along = index;
+  }
+  if (!along) return false;
+  std::vector<Var> others(axes.begin(), axes.end());
+  others.insert(others.end(), k_axes.begin(), k_axes.end());
+  return StrideAlong(operand, k_axes[*along], others) == 1;
 }
 
 // The output axes by which operand they index.
@@ -537,14 +556,20 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   if (batches * rows * columns * depth < kMinimumWork || 2 * columns < narrow_columns) {
     return std::nullopt;
   }
-  // The wide tile, where the target has one, for long products over many
-  // rows whose columns it tiles exactly: twice the multiply-adds per
-  // broadcast of x (stride-1 3x3 convolutions of 64-256 channels: 15-25%
-  // faster). Few rows (a 7x7 map's 49 pixels), a shallow product (a 7x7
-  // stem's 147 k) or a ragged last panel made it slower.
+  // The wide tile, where the target has one, where its columns divide into
+  // it: twice the multiply-adds per broadcast of x. It pays for long
+  // products over many rows (stride-1 3x3 convolutions of 64-256 channels:
+  // 15-25% faster), and for any but tiny ones when x is a plain operand
+  // read along one k axis (a 1x1 convolution's weight, a dense layer's
+  // data: MobileNetV2's 1x1 layers of 16-24 channels, 3% of the model).
+  // With x a window, a short product (a 7x7 stem's 147 k: 35% slower) or
+  // few rows (a 7x7 map's 49 pixels: 22% slower) do worse on it.
   const int64_t wide_columns = tiling.wide_column_bytes / static_cast<int64_t>(DTypeSize(dtype));
+  const bool long_product = rows >= kWideTileMinimumRows && depth >= kWideTileMinimumDepth;
+  const bool plain_product = rows >= kWidePlainTileMinimum && depth >= kWidePlainTileMinimum &&
+                             PlainAlongOneK(x, axes, sum->axes, k_extents);
   const bool wide = wide_columns > narrow_columns && columns % wide_columns == 0 &&
-                    rows >= kWideTileMinimumRows && depth >= kWideTileMinimumDepth;
+                    (long_product || plain_product);
   const int64_t tile_columns = wide ? wide_columns : narrow_columns;
   const int64_t panels = CeilDiv(columns, tile_columns);
   const int64_t row_blocks = CeilDiv(rows, tile_rows);

@@ -327,9 +327,10 @@ TEST(ContractionScheduleTest, PacksAnImmutableWeightOnce) {
   ExpectValues(*RunKernel(*kernel, {{data, weight->Reshape({45, 64})}}, {70, 45}), with_first);
 }
 
-// The wide tile (four vectors of 16 floats by six rows, as on AVX-512) for
-// long products over many rows whose columns it tiles exactly, else the
-// narrow one; both against the definition, on whatever vectors the host has.
+// The wide tile (four vectors of 16 floats by six rows, as on AVX-512)
+// where its columns divide into it, for long products over many rows or
+// for plain operands (not a window), else the narrow one; both against the
+// definition, on whatever vectors the host has.
 TEST(ContractionScheduleTest, AWideTileServesLongProductsOverManyRows) {
   ContractionTiling tiling;
   tiling.column_bytes = 128;
@@ -346,14 +347,26 @@ TEST(ContractionScheduleTest, AWideTileServesLongProductsOverManyRows) {
   const Ref<Tensor> data = FilledTensor({131, 260}, {0.5f, -1.0f, 0.25f, 2.0f, -0.75f});
   const Ref<Tensor> weight = FilledTensor({128, 260}, {1.0f, -0.5f, 0.125f});
   ExpectValues(*RunKernel(*kernel, {{data, weight}}, {131, 128}), DenseProduct(*data, *weight));
-  // Fewer rows, or columns that the wide tile does not divide: the narrow
-  // tile (panels of 32).
-  kernel = ContractionOf("nn.dense", {{100, 260}, {128, 260}}, {}, DType::kFloat32, tiling);
+  // A dense layer's data is a plain operand: 20 rows take the wide tile.
+  kernel = ContractionOf("nn.dense", {{20, 260}, {128, 260}}, {}, DType::kFloat32, tiling);
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(packed_panel_elements(*kernel), std::to_string(2 * 260 * 64));
+  const Ref<Tensor> few_rows = FilledTensor({20, 260}, {0.5f, -1.0f, 0.25f, 2.0f, -0.75f});
+  ExpectValues(*RunKernel(*kernel, {{few_rows, weight}}, {20, 128}),
+               DenseProduct(*few_rows, *weight));
+  // Fewer rows than that, or columns that the wide tile does not divide:
+  // the narrow tile (panels of 32).
+  kernel = ContractionOf("nn.dense", {{12, 260}, {128, 260}}, {}, DType::kFloat32, tiling);
   ASSERT_TRUE(kernel);
   EXPECT_EQ(packed_panel_elements(*kernel), std::to_string(4 * 260 * 32));
   kernel = ContractionOf("nn.dense", {{131, 260}, {96, 260}}, {}, DType::kFloat32, tiling);
   ASSERT_TRUE(kernel);
   EXPECT_EQ(packed_panel_elements(*kernel), std::to_string(3 * 260 * 32));
+  // A convolution's window is no plain operand: 7 x 7 output pixels are
+  // too few rows for the wide tile.
+  kernel = ContractionOf("nn.conv2d", {{1, 32, 9, 9}, {64, 32, 3, 3}}, {}, DType::kFloat32, tiling);
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(packed_panel_elements(*kernel), std::to_string(2 * 288 * 32));
 
   // A 3x3 convolution read in place: 12 x 12 output pixels as rows, 64
   // output channels as one wide panel, 32 x 3 x 3 k.
