@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <functional>
 
 #include "kernels/compute/convolution_compute.h"
 #include "kernels/kir/rewrite.h"
@@ -31,15 +32,34 @@ Stmt Loop(const Var& var, Expr extent, ForKind kind, Stmt body) {
   return Stmt(new ForNode(var, std::move(extent), kind, std::move(body)));
 }
 
+// Output rows whose length is a multiple of this are left to LLVM's loop
+// vectoriser, which covers them without a remainder.
+constexpr int64_t kLanesLeftToLlvm = 8;
+// Others go in chunks of this many lanes (fewer when shorter).
+constexpr int64_t kChunkLanes = 16;
+
+// body(i) for i in [0, extent), vectorised. A length that LLVM's vectors
+// divide is one loop (56: seven 8-lane vectors). Any other goes in chunks
+// of a power-of-two count of lanes, each chunk one vector statement, the
+// last moved back to end at `extent` (an i computed twice is stored
+// alike), rather than leave LLVM a scalar remainder: a 28-wide row was
+// three 8-lane vectors and four scalar windows (144x56x56 at stride 2
+// alone: 54 -> 35 us).
+Stmt VectorLoop(int64_t extent, const std::function<Stmt(const Expr&)>& body) {
+  Var chunk(new VarNode("chunk")), lane(new VarNode("lane"));
+  if (extent % kLanesLeftToLlvm == 0)
+    return Loop(lane, Int(extent), ForKind::kVectorized, body(lane));
+  const int64_t lanes = std::min<int64_t>(kChunkLanes, std::bit_floor(uint64_t(extent)));
+  const Expr i =
+      Add(Binary(BinaryOp::kMinimum, Multiply(chunk, Int(lanes)), Int(extent - lanes)), lane);
+  return Loop(chunk, Int(CeilDiv(extent, lanes)), ForKind::kSerial,
+              Loop(lane, Int(lanes), ForKind::kVectorized, body(i)));
+}
+
 // The largest window this schedule writes out in full.
 constexpr int64_t kMaximumWindow = 49;
-// The stride-2 copy's vector statements take this many pairs of columns,
-// and the output rows' this many elements.
+// The stride-2 copy's vector statements take this many pairs of columns.
 constexpr int64_t kCopyLanes = 16;
-constexpr int64_t kRowLanes = 16;
-// Output rows whose width is a multiple of this are left to LLVM's loop
-// vectoriser, which covers them without a remainder.
-constexpr int64_t kRowLanesLeftToLlvm = 8;
 // Maps at most this wide (at stride 1) are computed along the padded plane
 // as one run rather than row by row.
 constexpr int64_t kRunWidth = 32;
@@ -358,28 +378,12 @@ std::optional<Kernel> BuildWindowKernel(const std::string& name, const std::vect
                              Stmt(new StoreNode(padded, Add(run_start, position), run_total))));
     at[sum] = Load(padded, Add(run_start, Add(Multiply(out_row, Int(padded_width)), x)));
   }
-  // A row whose width LLVM's vectors divide is one loop (56: seven 8-lane
-  // vectors). Any other goes in chunks of a power-of-two count of lanes,
-  // each chunk one vector statement, the last moved back to end at the
-  // row's end (an element computed twice is stored alike), rather than
-  // leave LLVM a scalar remainder: a 28-wide row was three 8-lane vectors
-  // and four scalar windows (144x56x56 at stride 2 alone: 54 -> 35 us).
-  const int64_t lanes = out_width % kRowLanesLeftToLlvm == 0
-                            ? out_width
-                            : std::min<int64_t>(kRowLanes, std::bit_floor(uint64_t(out_width)));
-  Var chunk(new VarNode("chunk")), lane(new VarNode("lane"));
-  const Expr column =
-      Add(Binary(BinaryOp::kMinimum, Multiply(chunk, Int(lanes)), Int(out_width - lanes)), lane);
-  const Expr value = Substitute(Substitute(element, at), Replacements{{x.get(), column}});
   per_plane.push_back(Loop(
-      out_row, Int(out_height), ForKind::kSerial,
-      Loop(chunk, Int(CeilDiv(out_width, lanes)), ForKind::kSerial,
-           Loop(lane, Int(lanes), ForKind::kVectorized,
-                Stmt(new StoreNode(
-                    out,
-                    Add(Multiply(Add(Multiply(plane, Int(out_height)), out_row), Int(out_width)),
-                        column),
-                    value))))));
+      out_row, Int(out_height), ForKind::kSerial, VectorLoop(out_width, [&](const Expr& i) {
+        return Stmt(new StoreNode(
+            out, Add(Multiply(Add(Multiply(plane, Int(out_height)), out_row), Int(out_width)), i),
+            Substitute(Substitute(element, at), Replacements{{x.get(), i}})));
+      })));
 
   per_task.push_back(Loop(local,
                           Binary(BinaryOp::kMinimum, Int(planes_per_task),
