@@ -550,7 +550,7 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   const std::vector<int64_t> column_extents = extents_of(roles->columns);
   const int64_t rows = Product(row_extents), columns = Product(column_extents);
   const int64_t depth = Product(k_extents), batches = Product(batch_extents);
-  const int64_t tile_rows = tiling.rows;
+  int64_t tile_rows = tiling.rows;
   const int64_t narrow_columns =
       std::max<int64_t>(1, tiling.column_bytes / static_cast<int64_t>(DTypeSize(dtype)));
   if (batches * rows * columns * depth < kMinimumWork || 2 * columns < narrow_columns) {
@@ -571,6 +571,15 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   const bool wide = wide_columns > narrow_columns && columns % wide_columns == 0 &&
                     (long_product || plain_product);
   const int64_t tile_columns = wide ? wide_columns : narrow_columns;
+  // The narrow tile takes `exact_rows` rows where that count divides the
+  // rows and the usual count would leave more than a twentieth of its last
+  // blocks' rows empty: a 7x7 map's 49 pixels in 9 blocks of 6 compute 54
+  // rows, in 7 blocks of 7 none too many (MobileNetV2's 7x7 1x1 layers and
+  // ResNet-18's 512-channel 3x3 ones: 9-13% faster). Where 6 rows waste
+  // next to nothing (a 7x7 stem's 12544 pixels) 7 rows were 10% slower.
+  const int64_t wasted_rows = CeilDiv(rows, tile_rows) * tile_rows - rows;
+  if (!wide && tiling.exact_rows > 0 && rows % tiling.exact_rows == 0 && 20 * wasted_rows > rows)
+    tile_rows = tiling.exact_rows;
   const int64_t panels = CeilDiv(columns, tile_columns);
   const int64_t row_blocks = CeilDiv(rows, tile_rows);
 

@@ -70,6 +70,9 @@ struct ContractionTiling {
   // tiles exactly (0: none), where the target has registers enough for
   // `rows` of them as accumulators.
   int64_t wide_column_bytes = 0;
+  // Another count of rows for the narrow tile (0: none), taken where it
+  // divides the rows exactly and `rows` would leave many empty.
+  int64_t exact_rows = 0;
   int64_t parallel_tasks = 16;  // split the work into at least this many tasks when it can
   int64_t vector_bytes = 32;    // the target's vector width: the small-rows schedule's lanes
 };

@@ -396,6 +396,33 @@ TEST(ContractionScheduleTest, AWideTileServesLongProductsOverManyRows) {
   ExpectValues(*RunKernel(*kernel, {{image, filter}}, {1, 64, 12, 12}), expected);
 }
 
+// Seven rows instead of six where seven divide the rows and six would
+// leave more than a twentieth of them empty (49 pixels of a 7x7 map),
+// against the definition.
+TEST(ContractionScheduleTest, SevenRowTilesWhereTheyDivideTheRows) {
+  ContractionTiling tiling;
+  tiling.exact_rows = 7;
+  auto tile_elements = [](const kir::Kernel& kernel) {
+    const std::string text = PrintKernel(kernel);
+    const size_t at = text.find("allocate ");
+    return at == std::string::npos ? std::string() : text.substr(at, text.find(']', at) - at);
+  };
+  std::optional<kir::Kernel> kernel =
+      ContractionOf("nn.dense", {{49, 40}, {64, 40}}, {}, DType::kFloat32, tiling);
+  ASSERT_TRUE(kernel);
+  EXPECT_NE(tile_elements(*kernel).find("[224"), std::string::npos) << tile_elements(*kernel);
+  const Ref<Tensor> data = FilledTensor({49, 40}, {0.5f, -1.0f, 0.25f, 2.0f, -0.75f});
+  const Ref<Tensor> weight = FilledTensor({64, 40}, {1.0f, -0.5f, 0.125f});
+  ExpectValues(*RunKernel(*kernel, {{data, weight}}, {49, 64}), DenseProduct(*data, *weight));
+  // 35 rows: six leave one of 36 empty, so six it stays; 48 rows: seven
+  // do not divide them.
+  for (int64_t rows : {35, 48}) {
+    kernel = ContractionOf("nn.dense", {{rows, 40}, {64, 40}}, {}, DType::kFloat32, tiling);
+    ASSERT_TRUE(kernel);
+    EXPECT_NE(tile_elements(*kernel).find("[192"), std::string::npos) << tile_elements(*kernel);
+  }
+}
+
 TEST(ContractionScheduleTest, PrefetchesPanelsTooManyForTheCache) {
   // 1024 columns of 300 k: 32 panels of 37.5 KiB, 1.2 MiB in all. Each k
   // step of a row block also prefetches a line of the next panel; what the
