@@ -491,6 +491,66 @@ TEST(ContractionScheduleTest, MaxPoolByTheWindowScheduleMatchesTheDefinition) {
   EXPECT_TRUE(BuildMaxPoolKernel("pool", {buffer}, output, attrs, 0, 3));
 }
 
+// At stride 2, planes too large for the nearest cache are copied row by
+// row as the output rows need them (kernels/compute/depthwise_schedule.cc):
+// a 3x3 max pool and a depthwise convolution over 100 x 101 planes (a
+// 102 x 103 slice, 42 KB), with padding 1, against the definitions.
+TEST(ContractionScheduleTest, StrideTwoWindowsOverLargePlanes) {
+  const int64_t height = 100, width = 101, out_height = 50, out_width = 51, planes = 3;
+  Ref<Tensor> data = Tensor::Empty(HostDevice(), {1, planes, height, width}, DType::kFloat32);
+  Ref<Tensor> weight = Tensor::Empty(HostDevice(), {planes, 1, 3, 3}, DType::kFloat32);
+  uint32_t seed = 11;
+  auto next = [&seed] {
+    seed = seed * 1664525u + 1013904223u;
+    return float(seed >> 8) / float(1 << 23) - 1.0f;
+  };
+  for (int64_t index = 0; index < data->element_count(); ++index)
+    data->data<float>()[index] = next();
+  for (int64_t index = 0; index < weight->element_count(); ++index)
+    weight->data<float>()[index] = next();
+  std::vector<float> maxima, sums;
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    for (int64_t y = 0; y < out_height; ++y) {
+      for (int64_t x = 0; x < out_width; ++x) {
+        float best = -std::numeric_limits<float>::infinity();
+        double sum = 0;
+        for (int64_t dy = 0; dy < 3; ++dy) {
+          for (int64_t dx = 0; dx < 3; ++dx) {
+            const int64_t row = 2 * y - 1 + dy, column = 2 * x - 1 + dx;
+            if (row < 0 || row >= height || column < 0 || column >= width) continue;
+            const float value = data->data<float>()[(plane * height + row) * width + column];
+            best = std::max(best, value);
+            sum += double(value) * weight->data<float>()[plane * 9 + dy * 3 + dx];
+          }
+        }
+        maxima.push_back(best);
+        sums.push_back(float(sum));
+      }
+    }
+  }
+  const Attrs window = {{"strides", AttrValue::IntList({2, 2})},
+                        {"padding", AttrValue::IntList({1, 1})}};
+  Attrs pool = window;
+  pool.emplace_back("pool_size", AttrValue::IntList({3, 3}));
+  ExpectValues(*RunOperator("nn.max_pool2d", {{data}}, pool), maxima);
+  Attrs conv = window;
+  conv.emplace_back("groups", AttrValue::Int(planes));
+  conv.emplace_back("channels", AttrValue::Int(planes));
+  conv.emplace_back("kernel_size", AttrValue::IntList({3, 3}));
+  ExpectValues(*RunOperator("nn.conv2d", {{data, weight}}, conv), sums);
+  // The schedule copies the rows inside the output rows' loop.
+  const Buffer buffer(
+      new BufferNode("in0", DType::kFloat32, {Int(1), Int(planes), Int(height), Int(width)}));
+  const OperatorDefinition* definition = FindOperator("nn.max_pool2d");
+  const Attrs normalized = Normalized(*definition, pool);
+  const TensorExpr output =
+      definition->compute(std::vector<TensorExpr>{FromBuffer(buffer)}, normalized);
+  std::optional<kir::Kernel> kernel =
+      BuildMaxPoolKernel("pool", {buffer}, output, normalized, 0, 3);
+  ASSERT_TRUE(kernel);
+  EXPECT_NE(PrintKernel(*kernel).find("let "), std::string::npos) << PrintKernel(*kernel);
+}
+
 TEST(ContractionScheduleTest, FewRowsAreReadInPlace) {
   // One row against a 2048 x 512 weight: no packing, parallel tasks.
   std::optional<kir::Kernel> kernel = ContractionOf("nn.dense", {{1, 512}, {2048, 512}});
