@@ -31,8 +31,11 @@ constexpr int64_t kInPlaceDepthLimit = 1024;
 // them over the cache's sets.
 constexpr int64_t kConflictFreeDepth = 64;
 // Packed y panels of more than this many bytes (for one batch) are
-// prefetched panel by panel (see the compute loop).
+// prefetched panel by panel (see the compute loop), and so are panels
+// too many for the cache that each task's run of at most this many row
+// blocks reads.
 constexpr int64_t kPrefetchPanelsBytes = int64_t{1} << 20;
+constexpr int64_t kPrefetchMaximumBlocks = 16;
 // The wide tile (ContractionTiling::wide_column_bytes) serves products of
 // at least this many rows and this many k, or of at least
 // kWidePlainTileMinimum of each when x is a plain operand.
@@ -771,8 +774,12 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
     // cycles or so, about a core's share of memory bandwidth), so that the
     // next panel streams in while this one is used (512-channel 3x3
     // convolutions in a model: 9.4 MB of weights, 1.0 -> 0.88 ms each).
+    // So do smaller panels when a task has few row blocks to spread a
+    // panel's wait over (MobileNetV2's 7x7 1x1 layers, 368-614 KB of
+    // weights over 7 row blocks: 690-815 -> 626-720 us summed).
     const int64_t y_bytes = panels * depth * tile_columns * int64_t(DTypeSize(dtype));
-    if (pack_y_operand && !rows_outer && y_bytes > kPrefetchPanelsBytes) {
+    if (pack_y_operand && !rows_outer &&
+        (y_bytes > kPrefetchPanelsBytes || blocks_per_chunk <= kPrefetchMaximumBlocks)) {
       const int64_t line_elements = std::max<int64_t>(1, 64 / int64_t(DTypeSize(dtype)));
       const int64_t k_steps_per_line = std::max<int64_t>(1, 4 * narrow_columns / tile_columns);
       const Expr line = Div(Add(Multiply(block, Int(depth)), k_position), k_steps_per_line);

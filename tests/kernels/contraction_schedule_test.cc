@@ -434,8 +434,16 @@ TEST(ContractionScheduleTest, PrefetchesPanelsTooManyForTheCache) {
   const Ref<Tensor> data = FilledTensor({20, 300}, {0.5f, -1.0f, 0.25f, 2.0f, -0.75f, 1.5f, 3.0f});
   const Ref<Tensor> weight = FilledTensor({1024, 300}, {1.0f, -0.5f, 0.125f, 0.75f, -2.0f});
   ExpectValues(*RunKernel(*kernel, {{data, weight}}, {20, 1024}), DenseProduct(*data, *weight));
-  // Fewer panels stay in cache: no prefetches.
+  // 300 KiB of panels: prefetched for a few row blocks a task (4 here),
+  // which would otherwise wait for each panel, not for many (34).
   kernel = ContractionOf("nn.dense", {{20, 300}, {256, 300}});
+  ASSERT_TRUE(kernel);
+  EXPECT_NE(PrintKernel(*kernel).find("prefetch "), std::string::npos);
+  kernel = ContractionOf("nn.dense", {{200, 300}, {256, 300}});
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(PrintKernel(*kernel).find("prefetch "), std::string::npos);
+  // Fewer panels stay in cache: no prefetches.
+  kernel = ContractionOf("nn.dense", {{20, 300}, {128, 300}});
   ASSERT_TRUE(kernel);
   EXPECT_EQ(PrintKernel(*kernel).find("prefetch "), std::string::npos);
 }
