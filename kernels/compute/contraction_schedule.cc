@@ -42,6 +42,9 @@ constexpr int64_t kPrefetchMaximumBlocks = 16;
 constexpr int64_t kWideTileMinimumRows = 128;
 constexpr int64_t kWideTileMinimumDepth = 256;
 constexpr int64_t kWidePlainTileMinimum = 16;
+// The tall tile (ContractionTiling::tall_rows) serves products of at least
+// this many rows.
+constexpr int64_t kTallTileMinimumRows = 48;
 
 Expr Min(Expr a, Expr b) {
   return Binary(BinaryOp::kMinimum, std::move(a), std::move(b));
@@ -574,31 +577,6 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   const bool wide = wide_columns > narrow_columns && columns % wide_columns == 0 &&
                     (long_product || plain_product);
   const int64_t tile_columns = wide ? wide_columns : narrow_columns;
-  // The narrow tile takes `exact_rows` rows where that count divides the
-  // rows and the usual count would leave more than a twentieth of its last
-  // blocks' rows empty: a 7x7 map's 49 pixels in 9 blocks of 6 compute 54
-  // rows, in 7 blocks of 7 none too many (MobileNetV2's 7x7 1x1 layers and
-  // ResNet-18's 512-channel 3x3 ones: 9-13% faster). Where 6 rows waste
-  // next to nothing (a 7x7 stem's 12544 pixels) 7 rows were 10% slower.
-  const int64_t wasted_rows = CeilDiv(rows, tile_rows) * tile_rows - rows;
-  if (!wide && tiling.exact_rows > 0 && rows % tiling.exact_rows == 0 && 20 * wasted_rows > rows)
-    tile_rows = tiling.exact_rows;
-  const int64_t panels = CeilDiv(columns, tile_columns);
-  const int64_t row_blocks = CeilDiv(rows, tile_rows);
-
-  // Tasks: (batch, panel, chunk of row blocks), the chunk fastest so that a
-  // thread's consecutive tasks share a panel; or, when the panels fit in
-  // cache together, (batch, chunk of row blocks) sweeping every panel for
-  // each row block.
-  const bool rows_outer =
-      panels * depth * tile_columns * int64_t(DTypeSize(dtype)) <= kPanelsInCacheBytes;
-  const int64_t outer = rows_outer ? batches : batches * panels;
-  int64_t chunks = std::clamp<int64_t>(CeilDiv(tiling.parallel_tasks, outer), 1, row_blocks);
-  const int64_t blocks_per_chunk = CeilDiv(row_blocks, chunks);
-  chunks = CeilDiv(row_blocks, blocks_per_chunk);
-  const int64_t tasks = outer * chunks;
-
-  const Buffer out(new BufferNode("out", output.dtype, output.shape));
   // packed_x[xb][row block][r][k], packed_y[yb][panel][k][c]. x is read
   // in place when it is a plain load (a dense layer's data): packing would
   // only copy it. With row blocks outermost, each task packs x one row block
@@ -629,6 +607,39 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   const bool pack_y_operand =
       pack_x_operand || NeedsPacking(y) || !ContiguousAlong(y, roles->columns, axes, out_extents) ||
       columns < tile_columns || depth > kInPlaceDepthLimit || conflicting_rows;
+  // The narrow tile takes `exact_rows` rows where that count divides the
+  // rows and the usual count would leave more than a twentieth of its last
+  // blocks' rows empty: a 7x7 map's 49 pixels in 9 blocks of 6 compute 54
+  // rows, in 7 blocks of 7 none too many (MobileNetV2's 7x7 1x1 layers and
+  // ResNet-18's 512-channel 3x3 ones: 9-13% faster). Where 6 rows waste
+  // next to nothing (a 7x7 stem's 12544 pixels) 7 rows were 10% slower.
+  const int64_t wasted_rows = CeilDiv(rows, tile_rows) * tile_rows - rows;
+  if (!wide && tiling.exact_rows > 0 && rows % tiling.exact_rows == 0 && 20 * wasted_rows > rows) {
+    tile_rows = tiling.exact_rows;
+  } else if (!wide && !pack_y_operand && tiling.tall_rows > tile_rows &&
+             rows >= kTallTileMinimumRows) {
+    // With y read in place (a 1x1 convolution's data, its k rows a plane
+    // apart, each vector row straddling cache lines), each row block reads
+    // all of the panel's k rows again: the tall tile's twice as many rows
+    // read them half as often (MobileNetV2's 14x14 1x1 layers: 7% faster).
+    tile_rows = tiling.tall_rows;
+  }
+  const int64_t panels = CeilDiv(columns, tile_columns);
+  const int64_t row_blocks = CeilDiv(rows, tile_rows);
+
+  // Tasks: (batch, panel, chunk of row blocks), the chunk fastest so that a
+  // thread's consecutive tasks share a panel; or, when the panels fit in
+  // cache together, (batch, chunk of row blocks) sweeping every panel for
+  // each row block.
+  const bool rows_outer =
+      panels * depth * tile_columns * int64_t(DTypeSize(dtype)) <= kPanelsInCacheBytes;
+  const int64_t outer = rows_outer ? batches : batches * panels;
+  int64_t chunks = std::clamp<int64_t>(CeilDiv(tiling.parallel_tasks, outer), 1, row_blocks);
+  const int64_t blocks_per_chunk = CeilDiv(row_blocks, chunks);
+  chunks = CeilDiv(row_blocks, blocks_per_chunk);
+  const int64_t tasks = outer * chunks;
+
+  const Buffer out(new BufferNode("out", output.dtype, output.shape));
   const int64_t packed_x_blocks = rows_outer ? tasks : Product(x_batch_extents) * row_blocks;
   const Buffer packed_x(
       new BufferNode("packed_x", dtype, {Int(packed_x_blocks * depth * tile_rows)}));

@@ -73,6 +73,8 @@ struct ContractionTiling {
   // Another count of rows for the narrow tile (0: none), taken where it
   // divides the rows exactly and `rows` would leave many empty.
   int64_t exact_rows = 0;
+  // More rows for the narrow tile (0: none) where y is read in place.
+  int64_t tall_rows = 0;
   int64_t parallel_tasks = 16;  // split the work into at least this many tasks when it can
   int64_t vector_bytes = 32;    // the target's vector width: the small-rows schedule's lanes
 };

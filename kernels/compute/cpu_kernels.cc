@@ -114,14 +114,16 @@ Stmt ScheduleInjective(const Buffer& out, const TensorExpr& output) {
 // accumulator registers of the sixteen or thirty-two there are, leaving
 // room for the operands), and enough tasks to keep every thread busy
 // despite uneven chunks. With AVX-512's thirty-two registers, a wide tile
-// of four vectors by six rows (twenty-four accumulators) where it pays, and
-// seven rows instead of six where seven divide the rows and six would not.
+// of four vectors by six rows (twenty-four accumulators) where it pays,
+// seven rows instead of six where seven divide the rows and six would not,
+// and twelve where y is read in place.
 ContractionTiling HostContractionTiling() {
   ContractionTiling tiling;
   tiling.column_bytes = 2 * llvm_backend::HostVectorBytes();
   if (llvm_backend::HostVectorBytes() >= 64) {
     tiling.wide_column_bytes = 4 * llvm_backend::HostVectorBytes();
     tiling.exact_rows = 7;
+    tiling.tall_rows = 12;
   }
   tiling.vector_bytes = llvm_backend::HostVectorBytes();
   tiling.parallel_tasks = 4 * int64_t{devices::HostThreadPool().worker_count() + 1};

@@ -423,6 +423,41 @@ TEST(ContractionScheduleTest, SevenRowTilesWhereTheyDivideTheRows) {
   }
 }
 
+// Twelve rows instead of six where y is read in place (a 1x1
+// convolution's data: 117 output pixels as columns, 60 output channels as
+// rows), against the definition; six where y is packed.
+TEST(ContractionScheduleTest, TallTilesWhereYIsReadInPlace) {
+  ContractionTiling tiling;
+  tiling.tall_rows = 12;
+  auto tile_elements = [](const kir::Kernel& kernel) {
+    const std::string text = PrintKernel(kernel);
+    const size_t at = text.find("allocate ");
+    return at == std::string::npos ? std::string() : text.substr(at, text.find(']', at) - at);
+  };
+  std::optional<kir::Kernel> kernel =
+      ContractionOf("nn.conv2d", {{1, 24, 13, 9}, {60, 24, 1, 1}}, {}, DType::kFloat32, tiling);
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(kernel->workspace_count, 0u);
+  EXPECT_NE(tile_elements(*kernel).find("[384"), std::string::npos) << tile_elements(*kernel);
+  const Ref<Tensor> image = FilledTensor({1, 24, 13, 9}, {0.5f, -1.0f, 0.25f, 2.0f, -0.75f});
+  const Ref<Tensor> filter = FilledTensor({60, 24, 1, 1}, {1.0f, -0.5f, 0.125f, 0.75f});
+  std::vector<float> expected;
+  for (int64_t channel = 0; channel < 60; ++channel) {
+    for (int64_t pixel = 0; pixel < 117; ++pixel) {
+      double sum = 0;
+      for (int64_t c = 0; c < 24; ++c)
+        sum +=
+            double(image->data<float>()[c * 117 + pixel]) * filter->data<float>()[channel * 24 + c];
+      expected.push_back(float(sum));
+    }
+  }
+  ExpectValues(*RunKernel(*kernel, {{image, filter}}, {1, 60, 13, 9}), expected);
+  // A dense layer's weight is packed: six rows.
+  kernel = ContractionOf("nn.dense", {{60, 40}, {64, 40}}, {}, DType::kFloat32, tiling);
+  ASSERT_TRUE(kernel);
+  EXPECT_NE(tile_elements(*kernel).find("[192"), std::string::npos) << tile_elements(*kernel);
+}
+
 TEST(ContractionScheduleTest, PrefetchesPanelsTooManyForTheCache) {
   // 1024 columns of 300 k: 32 panels of 37.5 KiB, 1.2 MiB in all. Each k
   // step of a row block also prefetches a line of the next panel; what the
