@@ -292,12 +292,14 @@ int64_t ConstantElementCount(const Buffer& buffer) {
   return count;
 }
 
-// The sum of `count` consecutive elements of `tile` from `first`, as a
-// balanced tree of additions (a vector's horizontal sum).
+// The sum of `count` consecutive elements of `tile` from `first` (a
+// vector's horizontal sum): a sum over a lane axis, which the LLVM lowering
+// makes one vector reduction.
 Expr SumOfLanes(const Buffer& tile, int64_t first, int64_t count) {
   if (count == 1) return Load(tile, Int(first));
-  const int64_t half = count / 2;
-  return Add(SumOfLanes(tile, first, half), SumOfLanes(tile, first + half, count - half));
+  Var lane(new VarNode("lane"));
+  return Expr(new ReduceNode(ReduceOp::kSum, {lane}, {Int(count)}, Float(0, tile->dtype),
+                             Load(tile, Add(Int(first), lane))));
 }
 
 // What the schedules need to know of a contraction's output element.

@@ -92,6 +92,30 @@ TEST(LowerKernelTest, StridedVectorLoadsPickTheirLanesAndStayInTheBuffer) {
   munmap(pages, 2 * page);
 }
 
+// A float sum over a short contiguous run (one vector and its horizontal
+// reduction in the lowering): out[i] = sum of in[i * 16 + 3 .. + lanes),
+// for 16 and 4 lanes, and 12 (not a power of two: a loop).
+TEST(LowerKernelTest, SumsOfContiguousRunsMatchTheDefinition) {
+  for (int64_t lanes : {16, 4, 12}) {
+    Buffer in = MakeBuffer("in", DType::kFloat32, {Int(8 * 16 + 16)});
+    Buffer out = MakeBuffer("out", DType::kFloat32, {Int(8)});
+    Var i = MakeVar("i"), lane = MakeVar("lane");
+    Expr sum(new ReduceNode(ReduceOp::kSum, {lane}, {Int(lanes)}, Float(0, DType::kFloat32),
+                            Load(in, Add(Add(Multiply(i, Int(16)), Int(3)), lane))));
+    KernelEntry entry = CompileKernel(kir::Kernel{
+        "run_sums", {in, out}, 1, {}, For(i, Int(8), ForKind::kSerial, Store(out, i, sum))});
+    std::vector<float> data(8 * 16 + 16), results(8, -1.0f);
+    for (size_t index = 0; index < data.size(); ++index) data[index] = float(index % 7) - 2.5f;
+    void* buffers[] = {data.data(), results.data()};
+    entry(buffers, nullptr);
+    for (int64_t row = 0; row < 8; ++row) {
+      float expected = 0;
+      for (int64_t k = 0; k < lanes; ++k) expected += data[size_t(row * 16 + 3 + k)];
+      EXPECT_FLOAT_EQ(results[size_t(row)], expected) << lanes << " " << row;
+    }
+  }
+}
+
 int64_t FloorDivide(int64_t a, int64_t b) {
   if (b == 0) return 0;
   int64_t quotient = a / b;

@@ -703,9 +703,43 @@ class Lowering {
     for (const ReduceNode* inner : invariant) {
       if (!hoisted_reductions_.count(inner)) hoisted_reductions_[inner] = LowerReduce(inner, state);
     }
-    llvm::Value* result = LowerReduceLoops(reduce, state);
+    llvm::Value* result = LowerContiguousSum(reduce, state);
+    if (result == nullptr) result = LowerReduceLoops(reduce, state);
     for (const ReduceNode* inner : invariant) hoisted_reductions_.erase(inner);
     return result;
+  }
+
+  // A float sum from 0 over one axis of small power-of-two constant extent
+  // of a load contiguous along it (a register tile's lanes, which the
+  // small-rows contraction schedule sums when it stores a block) is one
+  // vector load and llvm.vector.reduce.fadd, which x86 lowers as a tree of
+  // half-width shuffles and adds: four of each for 16 lanes. Written as
+  // scalars, LLVM's SLP vectoriser turned four such sums into some sixty
+  // shuffles on one port, which bounded a 1x128 by 512x128 product.
+  // Nothing (the caller lowers the loop) for any other reduction.
+  llvm::Value* LowerContiguousSum(const ReduceNode* reduce, FunctionState& state) {
+    if (reduce->op != ReduceOp::kSum || reduce->axes.size() != 1 || !IsFloat(reduce->dtype) ||
+        reduce->body->dtype != reduce->dtype || reduce->dtype == DType::kFloat16) {
+      return nullptr;
+    }
+    const auto* extent = As<IntImmNode>(reduce->extents[0]);
+    const auto* init = As<FloatImmNode>(reduce->init);
+    const auto* load = As<LoadNode>(reduce->body);
+    if (extent == nullptr || init == nullptr || init->value != 0 || load == nullptr) return nullptr;
+    const int64_t lanes = extent->value;
+    if (lanes < 2 || lanes > kMaximumSimdLanes || (lanes & (lanes - 1)) != 0) return nullptr;
+    const VarNode* axis = reduce->axes[0].get();
+    if (StrideIn(load->index, axis) != 1 || load->buffer->dtype != reduce->dtype) return nullptr;
+    SimdState simd;
+    simd.var = axis;
+    simd.lanes = static_cast<unsigned>(lanes);
+    llvm::Value* vector = LowerLanes(reduce->body, state, simd);
+    llvm::IRBuilderBase::FastMathFlagGuard guard(builder_);
+    llvm::FastMathFlags flags = builder_.getFastMathFlags();
+    flags.setAllowReassoc(true);
+    builder_.setFastMathFlags(flags);
+    return builder_.CreateFAddReduce(llvm::ConstantFP::get(RegisterType(reduce->dtype), -0.0),
+                                     vector);
   }
 
   // The outermost reductions inside `expr` that mention none of `axes`.
