@@ -396,21 +396,25 @@ TEST(ContractionScheduleTest, AWideTileServesLongProductsOverManyRows) {
   ExpectValues(*RunKernel(*kernel, {{image, filter}}, {1, 64, 12, 12}), expected);
 }
 
+// The kernel's first allocation (the register tile, where neither operand
+// is packed per task), as printed up to its element count: "allocate
+// b4: float32[192" for a tile of 6 x 32.
+std::string TileAllocation(const kir::Kernel& kernel) {
+  const std::string text = PrintKernel(kernel);
+  const size_t at = text.find("allocate ");
+  return at == std::string::npos ? std::string() : text.substr(at, text.find(']', at) - at);
+}
+
 // Seven rows instead of six where seven divide the rows and six would
 // leave more than a twentieth of them empty (49 pixels of a 7x7 map),
 // against the definition.
 TEST(ContractionScheduleTest, SevenRowTilesWhereTheyDivideTheRows) {
   ContractionTiling tiling;
   tiling.exact_rows = 7;
-  auto tile_elements = [](const kir::Kernel& kernel) {
-    const std::string text = PrintKernel(kernel);
-    const size_t at = text.find("allocate ");
-    return at == std::string::npos ? std::string() : text.substr(at, text.find(']', at) - at);
-  };
   std::optional<kir::Kernel> kernel =
       ContractionOf("nn.dense", {{49, 40}, {64, 40}}, {}, DType::kFloat32, tiling);
   ASSERT_TRUE(kernel);
-  EXPECT_NE(tile_elements(*kernel).find("[224"), std::string::npos) << tile_elements(*kernel);
+  EXPECT_NE(TileAllocation(*kernel).find("[224"), std::string::npos) << TileAllocation(*kernel);
   const Ref<Tensor> data = FilledTensor({49, 40}, {0.5f, -1.0f, 0.25f, 2.0f, -0.75f});
   const Ref<Tensor> weight = FilledTensor({64, 40}, {1.0f, -0.5f, 0.125f});
   ExpectValues(*RunKernel(*kernel, {{data, weight}}, {49, 64}), DenseProduct(*data, *weight));
@@ -419,7 +423,7 @@ TEST(ContractionScheduleTest, SevenRowTilesWhereTheyDivideTheRows) {
   for (int64_t rows : {35, 48}) {
     kernel = ContractionOf("nn.dense", {{rows, 40}, {64, 40}}, {}, DType::kFloat32, tiling);
     ASSERT_TRUE(kernel);
-    EXPECT_NE(tile_elements(*kernel).find("[192"), std::string::npos) << tile_elements(*kernel);
+    EXPECT_NE(TileAllocation(*kernel).find("[192"), std::string::npos) << TileAllocation(*kernel);
   }
 }
 
@@ -429,16 +433,11 @@ TEST(ContractionScheduleTest, SevenRowTilesWhereTheyDivideTheRows) {
 TEST(ContractionScheduleTest, TallTilesWhereYIsReadInPlace) {
   ContractionTiling tiling;
   tiling.tall_rows = 12;
-  auto tile_elements = [](const kir::Kernel& kernel) {
-    const std::string text = PrintKernel(kernel);
-    const size_t at = text.find("allocate ");
-    return at == std::string::npos ? std::string() : text.substr(at, text.find(']', at) - at);
-  };
   std::optional<kir::Kernel> kernel =
       ContractionOf("nn.conv2d", {{1, 24, 13, 9}, {60, 24, 1, 1}}, {}, DType::kFloat32, tiling);
   ASSERT_TRUE(kernel);
   EXPECT_EQ(kernel->workspace_count, 0u);
-  EXPECT_NE(tile_elements(*kernel).find("[384"), std::string::npos) << tile_elements(*kernel);
+  EXPECT_NE(TileAllocation(*kernel).find("[384"), std::string::npos) << TileAllocation(*kernel);
   const Ref<Tensor> image = FilledTensor({1, 24, 13, 9}, {0.5f, -1.0f, 0.25f, 2.0f, -0.75f});
   const Ref<Tensor> filter = FilledTensor({60, 24, 1, 1}, {1.0f, -0.5f, 0.125f, 0.75f});
   std::vector<float> expected;
@@ -455,7 +454,7 @@ TEST(ContractionScheduleTest, TallTilesWhereYIsReadInPlace) {
   // A dense layer's weight is packed: six rows.
   kernel = ContractionOf("nn.dense", {{60, 40}, {64, 40}}, {}, DType::kFloat32, tiling);
   ASSERT_TRUE(kernel);
-  EXPECT_NE(tile_elements(*kernel).find("[192"), std::string::npos) << tile_elements(*kernel);
+  EXPECT_NE(TileAllocation(*kernel).find("[192"), std::string::npos) << TileAllocation(*kernel);
 }
 
 TEST(ContractionScheduleTest, PrefetchesPanelsTooManyForTheCache) {
