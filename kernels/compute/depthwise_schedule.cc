@@ -39,15 +39,16 @@ constexpr int64_t kLanesLeftToLlvm = 8;
 constexpr int64_t kChunkLanes = 16;
 
 // body(i) for i in [0, extent), vectorised. A length that LLVM's vectors
-// divide is one loop (56: seven 8-lane vectors). Any other goes in chunks
-// of a power-of-two count of lanes, each chunk one vector statement, the
-// last moved back to end at `extent` (an i computed twice is stored
-// alike), rather than leave LLVM a scalar remainder: a 28-wide row was
-// three 8-lane vectors and four scalar windows (144x56x56 at stride 2
-// alone: 54 -> 35 us).
-Stmt VectorLoop(int64_t extent, const std::function<Stmt(const Expr&)>& body) {
+// divide is one loop (56: seven 8-lane vectors), unless `chunked`. Any
+// other goes in chunks of a power-of-two count of lanes, each chunk one
+// vector statement (see the LLVM lowering), the last moved back to end at
+// `extent` (an i computed twice is stored alike), rather than leave LLVM a
+// scalar remainder: a 28-wide row was three 8-lane vectors and four scalar
+// windows (144x56x56 at stride 2 alone: 54 -> 35 us).
+Stmt VectorLoop(int64_t extent, const std::function<Stmt(const Expr&)>& body,
+                bool chunked = false) {
   Var chunk(new VarNode("chunk")), lane(new VarNode("lane"));
-  if (extent % kLanesLeftToLlvm == 0)
+  if (!chunked && extent % kLanesLeftToLlvm == 0)
     return Loop(lane, Int(extent), ForKind::kVectorized, body(lane));
   const int64_t lanes = std::min<int64_t>(kChunkLanes, std::bit_floor(uint64_t(extent)));
   const Expr i =
@@ -58,8 +59,6 @@ Stmt VectorLoop(int64_t extent, const std::function<Stmt(const Expr&)>& body) {
 
 // The largest window this schedule writes out in full.
 constexpr int64_t kMaximumWindow = 49;
-// The stride-2 copy's vector statements take this many pairs of columns.
-constexpr int64_t kCopyLanes = 16;
 // Slices of more than this many bytes are copied row by row as the output
 // rows need them, at stride 2 (see BuildWindowKernel).
 constexpr int64_t kInterleavedCopyBytes = int64_t{32} << 10;
@@ -305,21 +304,18 @@ std::optional<Kernel> BuildWindowKernel(const std::string& name, const std::vect
         return Stmt(new StoreNode(padded, at(Add(row, Int(top)), j),
                                   data_at(Add(Multiply(m, Int(2)), Int(offset)))));
       };
-      // The pairs go in chunks of a power-of-two count of lanes, each chunk
-      // one vector statement (a contiguous load and a shuffle per parity;
-      // see the LLVM lowering), the last chunk moved back to end at the
-      // row's last pair: a pair copied twice is copied alike.
+      // The pairs always go in chunks, each one vector statement (a
+      // contiguous load and a shuffle per parity): left to LLVM, a loop
+      // over them is unrolled and its strided loads become gathers.
       std::vector<Stmt> copies;
       const int64_t pairs = width / 2;
       if (pairs >= 1) {
-        const int64_t lanes = std::min<int64_t>(kCopyLanes, std::bit_floor(uint64_t(pairs)));
-        Var chunk(new VarNode("chunk"));
-        const Expr m = Add(
-            Binary(BinaryOp::kMinimum, Multiply(chunk, Int(lanes)), Int(pairs - lanes)), column);
-        copies.push_back(
-            Loop(chunk, Int(CeilDiv(pairs, lanes)), ForKind::kSerial,
-                 Loop(column, Int(lanes), ForKind::kVectorized,
-                      Stmt(new SequenceNode({copy_column(m, 0), copy_column(m, 1)})))));
+        copies.push_back(VectorLoop(
+            pairs,
+            [&](const Expr& m) {
+              return Stmt(new SequenceNode({copy_column(m, 0), copy_column(m, 1)}));
+            },
+            /*chunked=*/true));
       }
       if (width % 2 == 1) copies.push_back(copy_column(Int(width / 2), 0));
       copy_row = Stmt(new SequenceNode(std::move(copies)));

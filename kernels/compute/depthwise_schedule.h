@@ -11,9 +11,10 @@
 // written out in full (a 3x3 window is nine multiply-adds with no test), so
 // the loop along a row vectorises with plain loads (at stride 2, each slice
 // row holds the even columns and then the odd ones, so that a window's
-// column is read contiguously); a narrow map at stride 1
-// is computed along the whole padded plane as one run instead, so that rows
-// shorter than a vector (7 or 14 wide) vectorise too. The slice stays in the
+// column is read contiguously, and a plane larger than the nearest cache
+// is copied row by row as its output rows first need it); a narrow map at
+// stride 1 is computed along the whole padded plane as one run instead, so
+// that rows shorter than a vector (7 or 14 wide) vectorise too. The slice stays in the
 // nearest caches between the copy and the products, so the data crosses
 // memory once; without padding, the data is read in place. The epilogue
 // (bias, activation, a residual add) is the rest of the output expression,
