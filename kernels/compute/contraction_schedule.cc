@@ -736,121 +736,136 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
     const Expr column0 =
         shift_last_panel ? Min(stored_from, Int(columns - tile_columns)) : stored_from;
     const Buffer tile(new BufferNode("tile", dtype, {Int(tile_rows * tile_columns)}));
-    const Expr tile_index = Add(Multiply(r, Int(tile_columns)), c);
-    auto over_tile = [&](Stmt body) {
-      return Loop(r, Int(tile_rows), ForKind::kUnrolled,
-                  Loop(c, Int(tile_columns), ForKind::kVectorized, std::move(body)));
-    };
-
-    Stmt clear = over_tile(Stmt(new StoreNode(tile, tile_index, sum->init)));
-
-    // Per k: `rows` broadcast values of x times a vector row of y's panel.
     const std::vector<Expr> x_batch_values = batch_position(x_batch);
-    const Expr x_block =
-        rows_outer
-            ? Expr(task)
-            : Add(Multiply(Flatten(x_batch_values, x_batch_extents), Int(row_blocks)), row_block);
-    const Expr y_base = Multiply(
-        Add(Multiply(Flatten(batch_position(y_batch), y_batch_extents), Int(panels)), panel),
-        Int(depth));
-    // Packed x is read along the flat k; x read in place (a dense layer's
-    // data, an unpadded convolution's input) along its own k axes, one loop
-    // each, so that its address is a sum of the loops' strides rather than
-    // a division per multiply-add.
-    Expr x_value;
-    if (pack_x_operand) {
-      x_value =
-          Load(packed_x, Add(Multiply(Add(Multiply(x_block, Int(tile_rows)), r), Int(depth)), k));
-    } else {
-      Replacements at;
-      bind_rows(Min(Add(row0, r), Int(rows - 1)), at);  // clamped: extra rows are not stored
-      bind_batch(roles->batch, batch_values, at);
-      x_value = Substitute(x, at);
-    }
-    const Expr k_position = pack_x_operand ? Expr(k) : k_flat;
-    Expr y_value;
-    if (pack_y_operand) {
-      y_value = Load(packed_y, Add(Multiply(Add(y_base, k_position), Int(tile_columns)), c));
-    } else {
-      Replacements at;
-      bind_batch(roles->batch, batch_values, at);
-      y_value = LoadAtColumn(*roles, axes, y, Add(column0, c), at);
-    }
-    Stmt multiply_add_one = over_tile(Stmt(
-        new StoreNode(tile, tile_index,
-                      Add(Load(tile, tile_index), Binary(BinaryOp::kMultiply, x_value, y_value)))));
-    // Panels too many to stay in a core's cache come from memory, and the
-    // first row block to read one would wait for it while the memory
-    // system idles during the others: every fourth k step of the task's row
-    // blocks (every second, with the wide tile's twice longer steps) also
-    // prefetches a cache line of what follows the panel (a line per 24
-    // cycles or so, about a core's share of memory bandwidth), so that the
-    // next panel streams in while this one is used (512-channel 3x3
-    // convolutions in a model: 9.4 MB of weights, 1.0 -> 0.88 ms each).
-    // So do smaller panels when a task has few row blocks to spread a
-    // panel's wait over (MobileNetV2's 7x7 1x1 layers, 368-614 KB of
-    // weights over 7 row blocks: 690-815 -> 626-720 us summed).
-    const int64_t y_bytes = panels * depth * tile_columns * int64_t(DTypeSize(dtype));
-    if (pack_y_operand && !rows_outer &&
-        (y_bytes > kPrefetchPanelsBytes || blocks_per_chunk <= kPrefetchMaximumBlocks)) {
-      const int64_t line_elements = std::max<int64_t>(1, 64 / int64_t(DTypeSize(dtype)));
-      const int64_t k_steps_per_line = std::max<int64_t>(1, 4 * narrow_columns / tile_columns);
-      const Expr line = Div(Add(Multiply(block, Int(depth)), k_position), k_steps_per_line);
-      const Expr next_panel = Multiply(Add(y_base, Int(depth)), Int(tile_columns));
-      multiply_add_one = Stmt(new SequenceNode(
-          {Stmt(new PrefetchNode(packed_y, Add(next_panel, Multiply(line, Int(line_elements))))),
-           multiply_add_one}));
-    }
-    Stmt multiply_add = pack_x_operand
-                            ? Loop(k, Int(depth), ForKind::kSerial, multiply_add_one)
-                            : Nest(k_vars, k_extents, ForKind::kSerial, multiply_add_one);
+    // One block of `width` columns from column0, storing those from
+    // stored_from on: the whole tile, or the narrower last panel (below).
+    auto block_of = [&](int64_t width, const Expr& column0, const Expr& stored_from) -> Stmt {
+      const Expr tile_index = Add(Multiply(r, Int(width)), c);
+      auto over_tile = [&](Stmt body) {
+        return Loop(r, Int(tile_rows), ForKind::kUnrolled,
+                    Loop(c, Int(width), ForKind::kVectorized, std::move(body)));
+      };
 
-    // The epilogue: the output expression with the sum replaced by the tile.
-    // The tile is stored by loops of constant extent, so that every index
-    // into it is a constant once they are unrolled and the tile can live in
-    // registers throughout; a block at the edge stores only its valid part.
-    Replacements out_at;
-    bind_rows(Add(row0, r), out_at);
-    bind_batch(roles->batch, batch_values, out_at);
-    const Expr column = Add(column0, c);
-    Expr out_index;
-    if (roles->columns.size() == 1) {
-      out_at[axes[roles->column()].get()] = column;
-      std::vector<Expr> out_indices;
-      for (const Var& axis : axes) out_indices.push_back(out_at.at(axis.get()));
-      out_index = FlatIndex(out, out_indices);
-    } else {
-      // Flattened columns are the output's last axes: the element's index
-      // is its index at column 0 plus the column, and so is that of every
-      // load of the epilogue that reads them contiguously (a residual);
-      // others divide the column into its axes.
-      Replacements at_column_zero = out_at;
-      for (size_t axis : roles->columns) at_column_zero[axes[axis].get()] = Int(0);
-      std::vector<Expr> out_indices;
-      for (const Var& axis : axes) out_indices.push_back(at_column_zero.at(axis.get()));
-      out_index = Add(FlatIndex(out, out_indices), column);
-      std::vector<Expr> loads;
-      CollectLoads(element, sum, loads);
-      BindColumns(*roles, axes, out_extents, column, out_at);
-      for (const Expr& load : loads) {
-        if (ContiguousAlong(load, roles->columns, axes, out_extents))
-          out_at[load.get()] = LoadAtColumn(*roles, axes, load, column, out_at);
+      Stmt clear = over_tile(Stmt(new StoreNode(tile, tile_index, sum->init)));
+
+      // Per k: `rows` broadcast values of x times a vector row of y's panel.
+      const Expr x_block =
+          rows_outer
+              ? Expr(task)
+              : Add(Multiply(Flatten(x_batch_values, x_batch_extents), Int(row_blocks)), row_block);
+      const Expr y_base = Multiply(
+          Add(Multiply(Flatten(batch_position(y_batch), y_batch_extents), Int(panels)), panel),
+          Int(depth));
+      // Packed x is read along the flat k; x read in place (a dense layer's
+      // data, an unpadded convolution's input) along its own k axes, one loop
+      // each, so that its address is a sum of the loops' strides rather than
+      // a division per multiply-add.
+      Expr x_value;
+      if (pack_x_operand) {
+        x_value =
+            Load(packed_x, Add(Multiply(Add(Multiply(x_block, Int(tile_rows)), r), Int(depth)), k));
+      } else {
+        Replacements at;
+        bind_rows(Min(Add(row0, r), Int(rows - 1)), at);  // clamped: extra rows are not stored
+        bind_batch(roles->batch, batch_values, at);
+        x_value = Substitute(x, at);
       }
-    }
-    out_at[sum] = Load(tile, tile_index);
-    Stmt store(new StoreNode(out, out_index, Substitute(element, out_at)));
-    Expr whole =
-        Binary(BinaryOp::kAnd, Binary(BinaryOp::kLessEqual, Add(row0, Int(tile_rows)), Int(rows)),
-               Binary(BinaryOp::kLessEqual, Add(stored_from, Int(tile_columns)), Int(columns)));
-    Expr inside = Binary(BinaryOp::kAnd, Binary(BinaryOp::kLess, Add(row0, r), Int(rows)),
-                         Binary(BinaryOp::kLess, column, Int(columns)));
-    if (shift_last_panel) {
-      inside = Binary(BinaryOp::kAnd, inside, Binary(BinaryOp::kLessEqual, stored_from, column));
-    }
-    Stmt store_tile(new IfThenElseNode(
-        whole, over_tile(store), over_tile(Stmt(new IfThenElseNode(inside, store, nullptr)))));
+      const Expr k_position = pack_x_operand ? Expr(k) : k_flat;
+      Expr y_value;
+      if (pack_y_operand) {
+        y_value = Load(packed_y, Add(Multiply(Add(y_base, k_position), Int(tile_columns)), c));
+      } else {
+        Replacements at;
+        bind_batch(roles->batch, batch_values, at);
+        y_value = LoadAtColumn(*roles, axes, y, Add(column0, c), at);
+      }
+      Stmt multiply_add_one = over_tile(Stmt(new StoreNode(
+          tile, tile_index,
+          Add(Load(tile, tile_index), Binary(BinaryOp::kMultiply, x_value, y_value)))));
+      // Panels too many to stay in a core's cache come from memory, and the
+      // first row block to read one would wait for it while the memory
+      // system idles during the others: every fourth k step of the task's row
+      // blocks (every second, with the wide tile's twice longer steps) also
+      // prefetches a cache line of what follows the panel (a line per 24
+      // cycles or so, about a core's share of memory bandwidth), so that the
+      // next panel streams in while this one is used (512-channel 3x3
+      // convolutions in a model: 9.4 MB of weights, 1.0 -> 0.88 ms each).
+      // So do smaller panels when a task has few row blocks to spread a
+      // panel's wait over (MobileNetV2's 7x7 1x1 layers, 368-614 KB of
+      // weights over 7 row blocks: 690-815 -> 626-720 us summed).
+      const int64_t y_bytes = panels * depth * tile_columns * int64_t(DTypeSize(dtype));
+      if (pack_y_operand && !rows_outer &&
+          (y_bytes > kPrefetchPanelsBytes || blocks_per_chunk <= kPrefetchMaximumBlocks)) {
+        const int64_t line_elements = std::max<int64_t>(1, 64 / int64_t(DTypeSize(dtype)));
+        const int64_t k_steps_per_line = std::max<int64_t>(1, 4 * narrow_columns / tile_columns);
+        const Expr line = Div(Add(Multiply(block, Int(depth)), k_position), k_steps_per_line);
+        const Expr next_panel = Multiply(Add(y_base, Int(depth)), Int(tile_columns));
+        multiply_add_one = Stmt(new SequenceNode(
+            {Stmt(new PrefetchNode(packed_y, Add(next_panel, Multiply(line, Int(line_elements))))),
+             multiply_add_one}));
+      }
+      Stmt multiply_add = pack_x_operand
+                              ? Loop(k, Int(depth), ForKind::kSerial, multiply_add_one)
+                              : Nest(k_vars, k_extents, ForKind::kSerial, multiply_add_one);
 
-    Stmt block_body(new SequenceNode({clear, multiply_add, store_tile}));
+      // The epilogue: the output expression with the sum replaced by the tile.
+      // The tile is stored by loops of constant extent, so that every index
+      // into it is a constant once they are unrolled and the tile can live in
+      // registers throughout; a block at the edge stores only its valid part.
+      Replacements out_at;
+      bind_rows(Add(row0, r), out_at);
+      bind_batch(roles->batch, batch_values, out_at);
+      const Expr column = Add(column0, c);
+      Expr out_index;
+      if (roles->columns.size() == 1) {
+        out_at[axes[roles->column()].get()] = column;
+        std::vector<Expr> out_indices;
+        for (const Var& axis : axes) out_indices.push_back(out_at.at(axis.get()));
+        out_index = FlatIndex(out, out_indices);
+      } else {
+        // Flattened columns are the output's last axes: the element's index
+        // is its index at column 0 plus the column, and so is that of every
+        // load of the epilogue that reads them contiguously (a residual);
+        // others divide the column into its axes.
+        Replacements at_column_zero = out_at;
+        for (size_t axis : roles->columns) at_column_zero[axes[axis].get()] = Int(0);
+        std::vector<Expr> out_indices;
+        for (const Var& axis : axes) out_indices.push_back(at_column_zero.at(axis.get()));
+        out_index = Add(FlatIndex(out, out_indices), column);
+        std::vector<Expr> loads;
+        CollectLoads(element, sum, loads);
+        BindColumns(*roles, axes, out_extents, column, out_at);
+        for (const Expr& load : loads) {
+          if (ContiguousAlong(load, roles->columns, axes, out_extents))
+            out_at[load.get()] = LoadAtColumn(*roles, axes, load, column, out_at);
+        }
+      }
+      out_at[sum] = Load(tile, tile_index);
+      Stmt store(new StoreNode(out, out_index, Substitute(element, out_at)));
+      Expr whole =
+          Binary(BinaryOp::kAnd, Binary(BinaryOp::kLessEqual, Add(row0, Int(tile_rows)), Int(rows)),
+                 Binary(BinaryOp::kLessEqual, Add(stored_from, Int(width)), Int(columns)));
+      Expr inside = Binary(BinaryOp::kAnd, Binary(BinaryOp::kLess, Add(row0, r), Int(rows)),
+                           Binary(BinaryOp::kLess, column, Int(columns)));
+      if (shift_last_panel) {
+        inside = Binary(BinaryOp::kAnd, inside, Binary(BinaryOp::kLessEqual, stored_from, column));
+      }
+      Stmt store_tile(new IfThenElseNode(
+          whole, over_tile(store), over_tile(Stmt(new IfThenElseNode(inside, store, nullptr)))));
+
+      return Stmt(new SequenceNode({clear, multiply_add, store_tile}));
+    };
+    Stmt block_body = block_of(tile_columns, column0, stored_from);
+    // y read in place: a last panel of at most half a tile's columns takes a
+    // tile half as wide, shifted to end at the last column, rather than a
+    // whole one shifted back (196 pixels of a 14x14 map: 6 panels of 32
+    // and one of 16 compute 208 columns instead of 224).
+    const int64_t half = tile_columns / 2;
+    if (shift_last_panel && columns % tile_columns <= half && half >= 2) {
+      block_body = Stmt(new IfThenElseNode(
+          Binary(BinaryOp::kLess, panel, Int(panels - 1)), block_body,
+          block_of(half, Int(columns - half), Int((panels - 1) * tile_columns))));
+    }
     if (rows_outer) {
       block_body = Loop(panel_var, Int(panels), ForKind::kSerial, block_body);
       if (pack_x_operand) {

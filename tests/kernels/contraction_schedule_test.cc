@@ -451,6 +451,26 @@ TEST(ContractionScheduleTest, TallTilesWhereYIsReadInPlace) {
     }
   }
   ExpectValues(*RunKernel(*kernel, {{image, filter}}, {1, 60, 13, 9}), expected);
+  // 196 pixels of a 14x14 map: six panels of 32 and a last one of 4
+  // columns, computed by a tile half as wide that ends at the last column.
+  kernel =
+      ContractionOf("nn.conv2d", {{1, 24, 14, 14}, {60, 24, 1, 1}}, {}, DType::kFloat32, tiling);
+  ASSERT_TRUE(kernel);
+  const std::string text = PrintKernel(*kernel);
+  EXPECT_NE(text.find("for v"), std::string::npos);
+  EXPECT_NE(text.find("0..16 {"), std::string::npos) << text;
+  const Ref<Tensor> map = FilledTensor({1, 24, 14, 14}, {0.5f, -1.0f, 0.25f, 2.0f, -0.75f, 1.5f});
+  expected.clear();
+  for (int64_t channel = 0; channel < 60; ++channel) {
+    for (int64_t pixel = 0; pixel < 196; ++pixel) {
+      double sum = 0;
+      for (int64_t c = 0; c < 24; ++c)
+        sum +=
+            double(map->data<float>()[c * 196 + pixel]) * filter->data<float>()[channel * 24 + c];
+      expected.push_back(float(sum));
+    }
+  }
+  ExpectValues(*RunKernel(*kernel, {{map, filter}}, {1, 60, 14, 14}), expected);
   // A dense layer's weight is packed: six rows.
   kernel = ContractionOf("nn.dense", {{60, 40}, {64, 40}}, {}, DType::kFloat32, tiling);
   ASSERT_TRUE(kernel);
