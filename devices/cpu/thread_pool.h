@@ -19,8 +19,8 @@
 // evicted line by line if swept the same way every time, and swept back it
 // is mostly found there (an LSTM-512 step: 20% faster).
 // Which thread runs a chunk, and in what order chunks finish, is otherwise
-// unspecified. Every index lies in exactly one
-// chunk, and each chunk runs once (unless a chunk throws: see Exceptions).
+// unspecified. Every index lies in exactly one chunk, and each chunk runs
+// once (unless a chunk throws: see Exceptions).
 //
 // The loop runs serially on the calling thread, as one call of the body with
 // the whole range and without waking any worker, when

@@ -285,13 +285,6 @@ std::optional<size_t> SoleInputRead(const Expr& operand, const std::vector<Buffe
   return std::nullopt;
 }
 
-// The element count of `buffer`, whose shape is constant.
-int64_t ConstantElementCount(const Buffer& buffer) {
-  int64_t count = 1;
-  for (const Expr& dimension : buffer->shape) count *= As<IntImmNode>(dimension)->value;
-  return count;
-}
-
 // The sum of `count` consecutive elements of `tile` from `first` (a
 // vector's horizontal sum): a sum over a lane axis, which the LLVM lowering
 // makes one vector reduction.
@@ -498,14 +491,15 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   // at stride 2: a quarter of its data), not when they repeat it (a 3x3
   // window's nine copies of each pixel: there the channels are the
   // columns, of the packed weight, and the data is read in place).
-  const int64_t depth_of_sum = Product(k_extents);
+  const int64_t depth = Product(k_extents);
   auto classify = [&](const Expr& row_operand, const Expr& column_operand) {
     std::optional<AxisRoles> classified =
         ClassifyAxes(axes, out_extents, row_operand, column_operand);
     if (classified && !classified->contiguous_columns) {
       const std::optional<size_t> read = SoleInputRead(column_operand, inputs);
-      const int64_t packed = Product(ExtentsOf(classified->columns, out_extents)) * depth_of_sum;
-      if (!read || packed > ConstantElementCount(inputs[*read])) classified.reset();
+      const int64_t packed = Product(ExtentsOf(classified->columns, out_extents)) * depth;
+      // SoleInputRead finds only buffers of constant shape.
+      if (!read || packed > As<IntImmNode>(ElementCount(inputs[*read]))->value) classified.reset();
     }
     return classified;
   };
@@ -557,7 +551,7 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   const std::vector<int64_t> y_batch_extents = extents_of(y_batch);
   const std::vector<int64_t> column_extents = extents_of(roles->columns);
   const int64_t rows = Product(row_extents), columns = Product(column_extents);
-  const int64_t depth = Product(k_extents), batches = Product(batch_extents);
+  const int64_t batches = Product(batch_extents);
   int64_t tile_rows = tiling.rows;
   const int64_t narrow_columns =
       std::max<int64_t>(1, tiling.column_bytes / static_cast<int64_t>(DTypeSize(dtype)));
