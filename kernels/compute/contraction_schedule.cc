@@ -45,6 +45,11 @@ constexpr int64_t kWidePlainTileMinimum = 16;
 // The tall tile (ContractionTiling::tall_rows) serves products of at least
 // this many rows.
 constexpr int64_t kTallTileMinimumRows = 48;
+// Window panels (AxisRoles::window_panels) serve products of at most this
+// many k: where each column's product is short, storing a tile of output
+// channels as columns would scatter it across planes and cost as much as
+// the product.
+constexpr int64_t kWindowPanelsMaximumDepth = 256;
 
 Expr Min(Expr a, Expr b) {
   return Binary(BinaryOp::kMinimum, std::move(a), std::move(b));
@@ -185,8 +190,32 @@ struct AxisRoles {
   bool contiguous_columns = true;
   std::vector<size_t> rows;   // mentioned by x only
   std::vector<size_t> batch;  // the rest
+  // The column is the output's last axis alone (the others y mentions are
+  // batch axes), along which y reads with gaps: a strided convolution's
+  // window, whose whole im2col would copy its input many times over. Each
+  // task packs the panel it computes, just before computing it.
+  bool window_panels = false;
   size_t column() const { return columns.back(); }
 };
+
+// `roles` with only its last column axis as the column, the others batch
+// axes: the window panels of a convolution whose output pixels y reads with
+// gaps (at stride 2). Nothing when y reads the last axis contiguously.
+std::optional<AxisRoles> WindowColumns(AxisRoles roles, const std::vector<Var>& axes,
+                                       const Expr& y) {
+  std::vector<Var> others;
+  if (const auto* load = As<LoadNode>(y)) {
+    for (const VarNode* var : FreeVariables(load->index)) others.push_back(Var(var));
+  }
+  const std::optional<int64_t> stride = StrideAlong(y, axes[roles.column()], others);
+  if (!stride || *stride == 1) return std::nullopt;
+  roles.batch.insert(roles.batch.end(), roles.columns.begin(), roles.columns.end() - 1);
+  std::sort(roles.batch.begin(), roles.batch.end());
+  roles.columns = {roles.column()};
+  roles.contiguous_columns = true;
+  roles.window_panels = true;
+  return roles;
+}
 
 // Roles for x and y, or nothing when no axis is mentioned by y alone.
 std::optional<AxisRoles> ClassifyAxes(const std::vector<Var>& axes,
@@ -492,6 +521,8 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   // window's nine copies of each pixel: there the channels are the
   // columns, of the packed weight, and the data is read in place).
   const int64_t depth = Product(k_extents);
+  const int64_t dtype_columns =
+      std::max<int64_t>(1, tiling.column_bytes / static_cast<int64_t>(DTypeSize(dtype)));
   auto classify = [&](const Expr& row_operand, const Expr& column_operand) {
     std::optional<AxisRoles> classified =
         ClassifyAxes(axes, out_extents, row_operand, column_operand);
@@ -499,21 +530,26 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
       const std::optional<size_t> read = SoleInputRead(column_operand, inputs);
       const int64_t packed = Product(ExtentsOf(classified->columns, out_extents)) * depth;
       // SoleInputRead finds only buffers of constant shape.
-      if (!read || packed > As<IntImmNode>(ElementCount(inputs[*read]))->value) classified.reset();
+      if (!read || packed > As<IntImmNode>(ElementCount(inputs[*read]))->value) {
+        // Window panels hold a whole tile's columns (the last panel is
+        // shifted back to end at the last column).
+        classified = depth <= kWindowPanelsMaximumDepth && classified->columns.size() > 1 &&
+                             out_extents[classified->column()] >= dtype_columns
+                         ? WindowColumns(*classified, axes, column_operand)
+                         : std::nullopt;
+      }
     }
     return classified;
   };
   std::optional<AxisRoles> roles = classify(x, y);
   std::optional<AxisRoles> swapped = classify(y, x);
   const size_t last = out_extents.size() - 1;
-  const int64_t dtype_columns =
-      std::max<int64_t>(1, tiling.column_bytes / static_cast<int64_t>(DTypeSize(dtype)));
   auto extents_of = [&](const std::vector<size_t>& which) { return ExtentsOf(which, out_extents); };
   auto tiled_work = [&](const AxisRoles& which) {
     const int64_t rows = Product(extents_of(which.rows));
     const int64_t columns = Product(extents_of(which.columns));
-    return CeilDiv(rows, tiling.rows) * tiling.rows * CeilDiv(columns, dtype_columns) *
-           dtype_columns;
+    return Product(extents_of(which.batch)) * CeilDiv(rows, tiling.rows) * tiling.rows *
+           CeilDiv(columns, dtype_columns) * dtype_columns;
   };
   auto fills_panels = [&](const AxisRoles& which) {
     const int64_t columns = Product(extents_of(which.columns));
@@ -627,20 +663,30 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   // thread's consecutive tasks share a panel; or, when the panels fit in
   // cache together, (batch, chunk of row blocks) sweeping every panel for
   // each row block.
+  // With window panels, each task takes a run of (batch, panel) units, and
+  // packs each unit's panel into a slot of its own before computing every
+  // row block of it.
+  const bool window_panels = roles->window_panels;
   const bool rows_outer =
+      !window_panels &&
       panels * depth * tile_columns * int64_t(DTypeSize(dtype)) <= kPanelsInCacheBytes;
   const int64_t outer = rows_outer ? batches : batches * panels;
   int64_t chunks = std::clamp<int64_t>(CeilDiv(tiling.parallel_tasks, outer), 1, row_blocks);
+  if (window_panels) chunks = 1;
   const int64_t blocks_per_chunk = CeilDiv(row_blocks, chunks);
   chunks = CeilDiv(row_blocks, blocks_per_chunk);
-  const int64_t tasks = outer * chunks;
+  const int64_t units = outer * chunks;
+  const int64_t units_per_task =
+      window_panels ? CeilDiv(units, std::min(tiling.parallel_tasks, units)) : 1;
+  const int64_t tasks = CeilDiv(units, units_per_task);
 
   const Buffer out(new BufferNode("out", output.dtype, output.shape));
   const int64_t packed_x_blocks = rows_outer ? tasks : Product(x_batch_extents) * row_blocks;
   const Buffer packed_x(
       new BufferNode("packed_x", dtype, {Int(packed_x_blocks * depth * tile_rows)}));
-  const Buffer packed_y(new BufferNode(
-      "packed_y", dtype, {Int(Product(y_batch_extents) * panels * depth * tile_columns)}));
+  const int64_t packed_y_panels = window_panels ? tasks : Product(y_batch_extents) * panels;
+  const Buffer packed_y(
+      new BufferNode("packed_y", dtype, {Int(packed_y_panels * depth * tile_columns)}));
   const std::vector<Var>& k_vars = sum->axes;
   const Expr k_flat = Flatten(std::vector<Expr>(k_vars.begin(), k_vars.end()), k_extents);
   auto bind_batch = [&](const std::vector<size_t>& which, const std::vector<Expr>& values,
@@ -708,7 +754,11 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   {
     Var task(new VarNode("task")), block(new VarNode("block")), k(new VarNode("k"));
     Var r(new VarNode("r")), c(new VarNode("c")), panel_var(new VarNode("panel"));
-    const std::vector<Expr> batch_values = Unflatten(Div(task, tasks / batches), batch_extents);
+    Var local(new VarNode("unit"));
+    // The task's (batch, panel, chunk of row blocks) unit: the task itself,
+    // or with window panels each of its run in turn.
+    const Expr unit = window_panels ? Add(Multiply(task, Int(units_per_task)), local) : Expr(task);
+    const std::vector<Expr> batch_values = Unflatten(Div(unit, units / batches), batch_extents);
     auto batch_position = [&](const std::vector<size_t>& which) {
       std::vector<Expr> values;
       for (size_t axis : which) {
@@ -718,14 +768,15 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
       }
       return values;
     };
-    const Expr panel = rows_outer ? Expr(panel_var) : Mod(Div(task, chunks), panels);
-    const Expr first_block = Multiply(Mod(task, chunks), Int(blocks_per_chunk));
+    const Expr panel = rows_outer ? Expr(panel_var) : Mod(Div(unit, chunks), panels);
+    const Expr first_block = Multiply(Mod(unit, chunks), Int(blocks_per_chunk));
     const Expr row_block = Add(first_block, block);
     const Expr row0 = Multiply(row_block, Int(tile_rows));
-    // y read in place has no zero tail: the last panel reads (and computes)
-    // the last `tile_columns` columns instead, some of which the panel before
-    // has stored, and stores only the others.
-    const bool shift_last_panel = !pack_y_operand && columns % tile_columns != 0;
+    // y read in place, or packed in window panels, has no zero tail: the
+    // last panel reads (and computes) the last `tile_columns` columns
+    // instead, some of which the panel before has stored, and stores only
+    // the others.
+    const bool shift_last_panel = (!pack_y_operand || window_panels) && columns % tile_columns != 0;
     const Expr stored_from = Multiply(panel, Int(tile_columns));
     const Expr column0 =
         shift_last_panel ? Min(stored_from, Int(columns - tile_columns)) : stored_from;
@@ -747,9 +798,12 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
           rows_outer
               ? Expr(task)
               : Add(Multiply(Flatten(x_batch_values, x_batch_extents), Int(row_blocks)), row_block);
-      const Expr y_base = Multiply(
-          Add(Multiply(Flatten(batch_position(y_batch), y_batch_extents), Int(panels)), panel),
-          Int(depth));
+      const Expr y_slot =
+          window_panels
+              ? Expr(task)
+              : Add(Multiply(Flatten(batch_position(y_batch), y_batch_extents), Int(panels)),
+                    panel);
+      const Expr y_base = Multiply(y_slot, Int(depth));
       // Packed x is read along the flat k; x read in place (a dense layer's
       // data, an unpadded convolution's input) along its own k axes, one loop
       // each, so that its address is a sum of the loops' strides rather than
@@ -788,7 +842,7 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
       // panel's wait over (MobileNetV2's 7x7 1x1 layers, 368-614 KB of
       // weights over 7 row blocks: 690-815 -> 626-720 us summed).
       const int64_t y_bytes = panels * depth * tile_columns * int64_t(DTypeSize(dtype));
-      if (pack_y_operand && !rows_outer &&
+      if (pack_y_operand && !rows_outer && !window_panels &&
           (y_bytes > kPrefetchPanelsBytes || blocks_per_chunk <= kPrefetchMaximumBlocks)) {
         const int64_t line_elements = std::max<int64_t>(1, 64 / int64_t(DTypeSize(dtype)));
         const int64_t k_steps_per_line = std::max<int64_t>(1, 4 * narrow_columns / tile_columns);
@@ -853,11 +907,15 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
     // y read in place: a last panel of at most half a tile's columns takes a
     // tile half as wide, shifted to end at the last column, rather than a
     // whole one shifted back (196 pixels of a 14x14 map: 6 panels of 32
-    // and one of 16 compute 208 columns instead of 224).
+    // and one of 16 compute 208 columns instead of 224). So does a window
+    // panel's, whose task packs only those columns (112 pixels of an
+    // output row: 3 panels of 32 and one of 16).
     const int64_t half = tile_columns / 2;
-    if (shift_last_panel && columns % tile_columns <= half && half >= 2) {
+    const bool half_last_panel = shift_last_panel && columns % tile_columns <= half && half >= 2;
+    const Expr before_last = Binary(BinaryOp::kLess, panel, Int(panels - 1));
+    if (half_last_panel) {
       block_body = Stmt(new IfThenElseNode(
-          Binary(BinaryOp::kLess, panel, Int(panels - 1)), block_body,
+          before_last, block_body,
           block_of(half, Int(columns - half), Int((panels - 1) * tile_columns))));
     }
     if (rows_outer) {
@@ -869,6 +927,29 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
     }
     Stmt blocks = Loop(block, Min(Int(blocks_per_chunk), Subtract(Int(row_blocks), first_block)),
                        ForKind::kSerial, block_body);
+    if (window_panels) {
+      // The unit's panel into the task's slot: `width` columns from
+      // `first`, all of them valid, so that the copy's addresses are affine
+      // in its lanes (strided vector loads, no gathers).
+      auto pack_window = [&](const Expr& first, int64_t width) {
+        Var lane(new VarNode("c"));
+        Replacements at;
+        bind_batch(y_batch, batch_position(y_batch), at);
+        at[axes[roles->column()].get()] = Add(first, lane);
+        const Expr index =
+            Add(Multiply(Add(Multiply(task, Int(depth)), k_flat), Int(tile_columns)), lane);
+        return Nest(k_vars, k_extents, ForKind::kSerial,
+                    Loop(lane, Int(width), ForKind::kVectorized,
+                         Stmt(new StoreNode(packed_y, index, Substitute(y, at)))));
+      };
+      Stmt pack = pack_window(column0, tile_columns);
+      if (half_last_panel) {
+        pack = Stmt(new IfThenElseNode(before_last, pack, pack_window(Int(columns - half), half)));
+      }
+      const Expr first_unit = Multiply(task, Int(units_per_task));
+      blocks = Loop(local, Min(Int(units_per_task), Subtract(Int(units), first_unit)),
+                    ForKind::kSerial, Stmt(new SequenceNode({pack, std::move(blocks)})));
+    }
     compute = Loop(task, Int(tasks), ForKind::kParallel, Stmt(new AllocateNode(tile, blocks)));
   }
 
@@ -885,8 +966,8 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   std::optional<size_t> y_input;
   if (pack_y_operand) {
     params.push_back(packed_y);
-    y_input = SoleInputRead(y, inputs);
-    if (!y_input) statements.push_back(pack_y);
+    if (!window_panels) y_input = SoleInputRead(y, inputs);
+    if (!y_input && !window_panels) statements.push_back(pack_y);
   }
   statements.push_back(compute);
   Kernel kernel{name, std::move(params), 1, {}, Stmt(new SequenceNode(std::move(statements)))};

@@ -18,6 +18,13 @@
 //   copies no more than y's input holds (a 1x1 convolution at stride 2);
 //   y is then packed.
 //   The operand whose columns are the output's last axis is preferred as y.
+//   Where packing them would copy y's input many times over (a strided
+//   window: a 3-channel stem at stride 2) and the product is short, the
+//   output's last axis alone is the column axis (the map's rows are batch
+//   axes), and each task packs the panel it computes just before computing
+//   it ("window panels"): the tiles then store whole vectors along an
+//   output row, where output channels as columns would scatter each tile
+//   across planes at a cost comparable to the short product itself.
 // - y is packed into a workspace, once per call, in column panels: for each
 //   panel of `columns` consecutive columns, the panel's values for every k
 //   are contiguous (the panel's tail past the last column is zero). x is

@@ -327,6 +327,36 @@ TEST(ContractionScheduleTest, PacksAnImmutableWeightOnce) {
   ExpectValues(*RunKernel(*kernel, {{data, weight->Reshape({45, 64})}}, {70, 45}), with_first);
 }
 
+// An unpadded convolution of `image` (N x C x H x W) by `filter` (K x C x
+// R x S) at `stride` along both axes, by the definition.
+std::vector<float> Convolution(const Tensor& image, const Tensor& filter, int64_t stride) {
+  const Shape& in = image.shape();
+  const Shape& window = filter.shape();
+  const int64_t out_h = (in[2] - window[2]) / stride + 1, out_w = (in[3] - window[3]) / stride + 1;
+  std::vector<float> result;
+  for (int64_t n = 0; n < in[0]; ++n) {
+    for (int64_t k = 0; k < window[0]; ++k) {
+      for (int64_t y = 0; y < out_h; ++y) {
+        for (int64_t x = 0; x < out_w; ++x) {
+          double sum = 0;
+          for (int64_t c = 0; c < in[1]; ++c) {
+            for (int64_t dy = 0; dy < window[2]; ++dy) {
+              for (int64_t dx = 0; dx < window[3]; ++dx) {
+                const int64_t pixel =
+                    ((n * in[1] + c) * in[2] + y * stride + dy) * in[3] + x * stride + dx;
+                sum += double(image.data<float>()[pixel]) *
+                       filter.data<float>()[((k * in[1] + c) * window[2] + dy) * window[3] + dx];
+              }
+            }
+          }
+          result.push_back(float(sum));
+        }
+      }
+    }
+  }
+  return result;
+}
+
 // The wide tile (four vectors of 16 floats by six rows, as on AVX-512)
 // where its columns divide into it, for long products over many rows or
 // for plain operands (not a window), else the narrow one; both against the
@@ -376,24 +406,8 @@ TEST(ContractionScheduleTest, AWideTileServesLongProductsOverManyRows) {
   EXPECT_EQ(packed_panel_elements(*kernel), std::to_string(1 * 288 * 64));
   const Ref<Tensor> image = FilledTensor({1, 32, 14, 14}, {0.5f, -1.0f, 0.25f, 2.0f, -0.75f, 1.5f});
   const Ref<Tensor> filter = FilledTensor({64, 32, 3, 3}, {1.0f, -0.5f, 0.125f, 0.75f});
-  std::vector<float> expected;
-  for (int64_t channel = 0; channel < 64; ++channel) {
-    for (int64_t y = 0; y < 12; ++y) {
-      for (int64_t x = 0; x < 12; ++x) {
-        double sum = 0;
-        for (int64_t c = 0; c < 32; ++c) {
-          for (int64_t dy = 0; dy < 3; ++dy) {
-            for (int64_t dx = 0; dx < 3; ++dx) {
-              sum += double(image->data<float>()[(c * 14 + y + dy) * 14 + x + dx]) *
-                     filter->data<float>()[((channel * 32 + c) * 3 + dy) * 3 + dx];
-            }
-          }
-        }
-        expected.push_back(float(sum));
-      }
-    }
-  }
-  ExpectValues(*RunKernel(*kernel, {{image, filter}}, {1, 64, 12, 12}), expected);
+  ExpectValues(*RunKernel(*kernel, {{image, filter}}, {1, 64, 12, 12}),
+               Convolution(*image, *filter, 1));
 }
 
 // The kernel's first allocation (the register tile, where neither operand
@@ -474,6 +488,50 @@ TEST(ContractionScheduleTest, TallTilesWhereYIsReadInPlace) {
   kernel = ContractionOf("nn.dense", {{60, 40}, {64, 40}}, {}, DType::kFloat32, tiling);
   ASSERT_TRUE(kernel);
   EXPECT_NE(TileAllocation(*kernel).find("[192"), std::string::npos) << TileAllocation(*kernel);
+}
+
+// A strided convolution of few k (a 3-channel stem) whose output row is a
+// tile wide or more: each output row's pixels are columns (the rows of the
+// map batch axes), and each task packs the panel it computes, a run of
+// strided data, just before computing it, so that its tiles store whole
+// vectors along the output rows. Against the definition.
+TEST(ContractionScheduleTest, WindowPanelsForShortStridedConvolutions) {
+  ContractionTiling tiling;
+  tiling.parallel_tasks = 4;
+  auto packed_panel_elements = [](const kir::Kernel& kernel) {
+    return PrintExpr(ElementCount(kernel.params[kernel.params.size() - 1]));
+  };
+  // 9 output rows of 41 pixels: two panels each, the second a tile half as
+  // wide (9 columns), so 18 units over 4 tasks of 5, a slot of 75 k x 32
+  // columns each.
+  std::optional<kir::Kernel> kernel =
+      ContractionOf("nn.conv2d", {{1, 3, 21, 85}, {10, 3, 5, 5}},
+                    {{"strides", AttrValue::IntList({2, 2})}}, DType::kFloat32, tiling);
+  ASSERT_TRUE(kernel);
+  ASSERT_EQ(kernel->workspace_count, 1u);
+  EXPECT_EQ(packed_panel_elements(*kernel), std::to_string(4 * 75 * 32));
+  EXPECT_NE(PrintKernel(*kernel).find("0..16 {"), std::string::npos) << PrintKernel(*kernel);
+  Ref<Tensor> image =
+      FilledTensor({1, 3, 21, 85}, {0.5f, -1.0f, 0.25f, 2.0f, -0.75f, 1.5f, -0.125f});
+  Ref<Tensor> filter = FilledTensor({10, 3, 5, 5}, {1.0f, -0.5f, 0.125f, 0.75f, -1.25f});
+  ExpectValues(*RunKernel(*kernel, {{image, filter}}, {1, 10, 9, 41}),
+               Convolution(*image, *filter, 2));
+  // 53 pixels a row: the last panel reads the row's last 32 pixels and
+  // stores those past the first panel's.
+  kernel = ContractionOf("nn.conv2d", {{1, 3, 13, 109}, {7, 3, 5, 5}},
+                         {{"strides", AttrValue::IntList({2, 2})}}, DType::kFloat32, tiling);
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(packed_panel_elements(*kernel), std::to_string(4 * 75 * 32));
+  image = FilledTensor({1, 3, 13, 109}, {0.5f, -1.0f, 0.25f, 2.0f, -0.75f, 1.5f, -0.125f});
+  filter = FilledTensor({7, 3, 5, 5}, {1.0f, -0.5f, 0.125f, 0.75f, -1.25f});
+  ExpectValues(*RunKernel(*kernel, {{image, filter}}, {1, 7, 5, 53}),
+               Convolution(*image, *filter, 2));
+  // More k than that (32 channels of 3 x 3): the output channels stay the
+  // columns, of the packed weight (one panel over 288 k).
+  kernel = ContractionOf("nn.conv2d", {{1, 32, 9, 70}, {20, 32, 3, 3}},
+                         {{"strides", AttrValue::IntList({2, 2})}}, DType::kFloat32, tiling);
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(packed_panel_elements(*kernel), std::to_string(288 * 32));
 }
 
 TEST(ContractionScheduleTest, PrefetchesPanelsTooManyForTheCache) {

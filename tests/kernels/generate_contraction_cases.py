@@ -276,6 +276,14 @@ def strided_cases():
                           (1, 1)) for c in range(3)], axis=1)
     emit("depthwise_stride2_even_left", "nn.conv2d", [data, weight], expected.astype(np.float32),
          strides=(2, 2), padding=(1, 2, 0, 1), dilation=(1, 1), groups=3)
+    # A 3-channel stem-like convolution at stride 2 (75 k): each output
+    # row's 41 pixels are columns, in panels each task packs just before
+    # computing them (the second a tile half as wide), and the output
+    # channels rows; with a bias and relu epilogue.
+    bias10 = uniform((10,), -1, 1, np.float32)
+    conv_case("conv_stride2_window_panels", (1, 3, 21, 85), (10, 3, 5, 5), strides=(2, 2),
+              chain=lambda out: np.maximum(out + wide(bias10)[None, :, None, None], 0),
+              extra=[bias10])
 
 
 def main():
