@@ -51,6 +51,20 @@ bool IsInjective(FusionPattern pattern) {
          pattern == FusionPattern::kInjective;
 }
 
+// Whether `expr` is a call of nn.pad in constant mode: as a group's root, it
+// stores each of its data's elements unchanged, shifted into the padding,
+// which the schedules of anchors can do as they store their elements
+// (cpu_kernels: a contraction's tiles stored padded).
+bool IsConstantPad(const Expr& expr) {
+  const auto* call = As<CallNode>(expr);
+  const auto* op = call ? As<OpNode>(call->callee) : nullptr;
+  if (op == nullptr || op->name() != "nn.pad") return false;
+  for (const auto& [name, value] : call->attrs) {
+    if (name == "pad_mode") return value.as_string() == "constant";
+  }
+  return true;  // constant is the default
+}
+
 // Whether a tensor of `type` is small enough that computing it again, where
 // a kernel uses it twice, costs less than a kernel of its own: a kernel
 // call costs about a microsecond, a few thousand operations. Not a scalar:
@@ -147,7 +161,9 @@ class Fuser {
     int group_anchors = 0;
     // Whether this value and every member between it and the group's root
     // are elementwise or broadcast operators: the root's element is then a
-    // pointwise function of this value's element at the same position.
+    // pointwise function of this value's element at the same position (or,
+    // where the root is a constant pad, at that position shifted into the
+    // padding).
     bool pointwise_to_root = false;
   };
 
@@ -228,7 +244,8 @@ class Fuser {
       }
       binding.group_size = 1;
       binding.group_anchors = IsAnchor(binding.definition->pattern) ? 1 : 0;
-      binding.pointwise_to_root = IsPointwise(binding.definition->pattern);
+      binding.pointwise_to_root =
+          IsPointwise(binding.definition->pattern) || IsConstantPad(binding.value);
     }
   }
 
@@ -256,7 +273,12 @@ class Fuser {
     const size_t root = bindings[users.front()].root;
     const FusionPattern pattern = binding.definition->pattern;
     for (size_t user : users) {
-      if (bindings[user].root != root || !MayAbsorb(bindings[user].definition->pattern, pattern)) {
+      // A constant pad ending a group stores an anchor's elements as they
+      // are, shifted (see IsConstantPad), as an elementwise user would.
+      const bool padded_anchor =
+          IsAnchor(pattern) && user == root && IsConstantPad(bindings[user].value);
+      if (bindings[user].root != root ||
+          !(padded_anchor || MayAbsorb(bindings[user].definition->pattern, pattern))) {
         return std::nullopt;
       }
     }
@@ -265,8 +287,10 @@ class Fuser {
     // An anchor is computed once per kernel: never inside a value the
     // kernel evaluates repeatedly, and one at most. Its epilogue is
     // pointwise: its schedule computes each output element from the
-    // anchor's element at the same position (a pad or a transpose after a
-    // convolution would move its elements; they get a kernel of their own).
+    // anchor's element at the same position, or stores it shifted into a
+    // constant padding that ends the group (a convolution's result padded
+    // for the next one); a transpose, say, after a convolution would move
+    // its elements: that gets a kernel of its own.
     if (IsAnchor(pattern) && (evaluations > 1 || bindings[root].group_anchors > 0 ||
                               !std::all_of(users.begin(), users.end(), [&](size_t user) {
                                 return bindings[user].pointwise_to_root;

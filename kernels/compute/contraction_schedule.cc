@@ -4,6 +4,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "kernels/compute/pad_schedule.h"
 #include "kernels/kir/rewrite.h"
 
 namespace relay::kernels {
@@ -476,7 +477,8 @@ std::optional<Kernel> BuildSmallRowsKernel(const std::string& name,
 std::optional<Kernel> BuildContractionKernel(const std::string& name,
                                              const std::vector<Buffer>& inputs,
                                              const TensorExpr& output,
-                                             const ContractionTiling& tiling) {
+                                             const ContractionTiling& tiling,
+                                             const ConstantPadding* padding) {
   std::vector<int64_t> out_extents;
   for (const Expr& dimension : output.shape) {
     const auto* constant = As<IntImmNode>(dimension);
@@ -563,6 +565,17 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   }
   if (!roles) return std::nullopt;
 
+  // A padded output is stored by the packed schedule's tiles, one output
+  // element each, at its position shifted into the padding; flattened
+  // columns only stay contiguous there when the padding leaves all but
+  // their first axis alone.
+  if (padding != nullptr) {
+    if (Product(extents_of(roles->rows)) <= kSmallRowsLimit) return std::nullopt;
+    for (size_t index = 1; index < roles->columns.size(); ++index) {
+      const size_t axis = roles->columns[index];
+      if (padding->before[axis] != 0 || padding->after[axis] != 0) return std::nullopt;
+    }
+  }
   if (Product(extents_of(roles->rows)) <= kSmallRowsLimit) {
     const Contraction contraction{out_extents, axes, element, sum, dtype, x, y, *roles, k_extents};
     if (std::optional<Kernel> kernel =
@@ -680,7 +693,20 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
       window_panels ? CeilDiv(units, std::min(tiling.parallel_tasks, units)) : 1;
   const int64_t tasks = CeilDiv(units, units_per_task);
 
-  const Buffer out(new BufferNode("out", output.dtype, output.shape));
+  std::vector<Expr> out_shape = output.shape;
+  if (padding != nullptr) {
+    for (size_t axis = 0; axis < out_shape.size(); ++axis)
+      out_shape[axis] = Int(padding->PaddedExtents()[axis]);
+  }
+  const Buffer out(new BufferNode("out", output.dtype, out_shape));
+  // The output's flat index of the element at `indices`.
+  auto out_position = [&](std::vector<Expr> indices) {
+    if (padding != nullptr) {
+      for (size_t axis = 0; axis < indices.size(); ++axis)
+        indices[axis] = Add(indices[axis], Int(padding->before[axis]));
+    }
+    return FlatIndex(out, indices);
+  };
   const int64_t packed_x_blocks = rows_outer ? tasks : Product(x_batch_extents) * row_blocks;
   const Buffer packed_x(
       new BufferNode("packed_x", dtype, {Int(packed_x_blocks * depth * tile_rows)}));
@@ -869,7 +895,7 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
         out_at[axes[roles->column()].get()] = column;
         std::vector<Expr> out_indices;
         for (const Var& axis : axes) out_indices.push_back(out_at.at(axis.get()));
-        out_index = FlatIndex(out, out_indices);
+        out_index = out_position(out_indices);
       } else {
         // Flattened columns are the output's last axes: the element's index
         // is its index at column 0 plus the column, and so is that of every
@@ -879,7 +905,7 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
         for (size_t axis : roles->columns) at_column_zero[axes[axis].get()] = Int(0);
         std::vector<Expr> out_indices;
         for (const Var& axis : axes) out_indices.push_back(at_column_zero.at(axis.get()));
-        out_index = Add(FlatIndex(out, out_indices), column);
+        out_index = Add(out_position(out_indices), column);
         std::vector<Expr> loads;
         CollectLoads(element, sum, loads);
         BindColumns(*roles, axes, out_extents, column, out_at);
@@ -956,6 +982,7 @@ std::optional<Kernel> BuildContractionKernel(const std::string& name,
   std::vector<Buffer> params = inputs;
   params.push_back(out);
   std::vector<Stmt> statements;
+  if (padding != nullptr) statements.push_back(StorePadded(out, *padding, nullptr));
   if (pack_x_operand) {
     params.push_back(packed_x);
     if (!rows_outer) statements.push_back(pack_x);

@@ -66,6 +66,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/compute/pad_schedule.h"
 #include "kernels/compute/tensor_expr.h"
 
 namespace relay::kernels {
@@ -98,9 +99,17 @@ inline constexpr int64_t kSmallRowsLimit = 8;
 // contraction this schedule serves
 // (no single floating-point sum of products, a column axis that both
 // operands mention, or too little work to pay for packing).
+//
+// With `padding` (of output's shape), the kernel's output is `output`
+// padded (a convolution's result with its bias and activation, padded for
+// the next convolution): the tiles store each element at its padded
+// position and a loop fills the padding first. Nothing then also where the
+// tiles could not store so (few rows, or flattened columns that the padding
+// splits).
 std::optional<kir::Kernel> BuildContractionKernel(const std::string& name,
                                                   const std::vector<kir::Buffer>& inputs,
                                                   const TensorExpr& output,
-                                                  const ContractionTiling& tiling);
+                                                  const ContractionTiling& tiling,
+                                                  const ConstantPadding* padding = nullptr);
 
 }  // namespace relay::kernels

@@ -11,6 +11,7 @@
 #include "kernels/compute/depthwise_schedule.h"
 #include "kernels/compute/elementwise_compute.h"
 #include "kernels/compute/neural_network_compute.h"
+#include "kernels/compute/pad_schedule.h"
 #include "kernels/compute/reduction_compute.h"
 #include "kernels/compute/transform_compute.h"
 #include "kernels/kir/rewrite.h"
@@ -179,6 +180,27 @@ kir::Kernel BuildCpuKernelAfter(const std::string& name, const std::vector<Buffe
     }
   }
   return BuildCpuKernel(name, inputs, output);
+}
+
+// `inner` (a kernel of constant shape) followed by padding its output
+// into the kernel's output, through a workspace: for a padded anchor whose
+// own schedule cannot store its tiles padded.
+kir::Kernel PaddedAfter(kir::Kernel inner, const ConstantPadding& padding) {
+  const size_t input_count = inner.input_count();
+  const Buffer inner_out = inner.params[input_count];
+  std::vector<Expr> padded_shape;
+  for (int64_t extent : padding.PaddedExtents()) padded_shape.push_back(Int(extent));
+  const Buffer out(new BufferNode("out", inner_out->dtype, padded_shape));
+  std::vector<Buffer> params(inner.params.begin(), inner.params.begin() + input_count);
+  params.push_back(out);
+  params.insert(params.end(), inner.params.begin() + input_count + 1, inner.params.end());
+  params.push_back(inner_out);  // the last workspace
+  const TensorExpr unpadded = FromBuffer(inner_out);
+  kir::Kernel kernel{inner.name, std::move(params), 1, inner.dims,
+                     Stmt(new SequenceNode({inner.body, StorePadded(out, padding, &unpadded)}))};
+  kernel.workspace_count = inner.workspace_count + 1;
+  kernel.derived_workspace = inner.derived_workspace;
+  return kernel;
 }
 
 }  // namespace
@@ -430,7 +452,13 @@ std::shared_ptr<const PreparedOperator> PrepareDefinition(const OperatorDefiniti
     const std::span<const int32_t> first_inputs =
         tensors.size() <= 2 ? std::span<const int32_t>(kInOrder, tensors.size())
                             : std::span<const int32_t>();
-    const kir::Kernel kernel = symbolic == Symbolic::kNone
+    std::optional<kir::Kernel> padding;
+    if (definition.name == "nn.pad" && symbolic == Symbolic::kNone) {
+      padding =
+          BuildPadKernel(definition.name, buffers, tensor_inputs[0], tensor_inputs[1], normalized);
+    }
+    const kir::Kernel kernel = padding ? std::move(*padding)
+                               : symbolic == Symbolic::kNone
                                    ? BuildCpuKernelAfter(definition.name, buffers, output,
                                                          definition.name, normalized, first_inputs)
                                    : BuildInjectiveKernel(definition.name, buffers, dims, output);
@@ -512,7 +540,9 @@ std::shared_ptr<const PreparedOperator> PrepareFusedOperators(
   std::vector<TensorExpr> results;
   std::vector<ValueType> result_types;
   Attrs first_attributes;  // the first operator's, normalised
-  std::string name;        // the operators joined by '+', as profiles name them
+  Attrs last_attributes;   // the last one's, normalised
+  std::vector<TensorExpr> last_arguments;
+  std::string name;  // the operators joined by '+', as profiles name them
   for (const FusedOperator& fused : operators) {
     const OperatorDefinition& definition = FindDefinition(fused.op, fused.inputs.size());
     if (!definition.compute || definition.shape_dependence != ShapeDependence::kInputShapes) {
@@ -548,6 +578,8 @@ std::shared_ptr<const PreparedOperator> PrepareFusedOperators(
     }
     results.push_back(definition.compute(arguments, normalized));
     if (results.size() == 1) first_attributes = normalized;
+    last_attributes = normalized;
+    last_arguments = std::move(arguments);
     RELAY_CHECK(results.back().ndim() == type.shape.size() && results.back().dtype == type.dtype,
                 "operator " + definition.name + ": compute and type relation disagree");
     result_types.push_back(std::move(type));
@@ -555,8 +587,30 @@ std::shared_ptr<const PreparedOperator> PrepareFusedOperators(
   }
   auto prepared = std::make_shared<PreparedOperator>();
   prepared->name = name;
-  const kir::Kernel kernel = BuildCpuKernelAfter(name, buffers, results.back(), operators[0].op,
-                                                 first_attributes, operators[0].inputs);
+  // A group ending in a constant pad takes the pad's schedule (a bias and
+  // activation, padded for the convolution after them), or, after a
+  // contraction (a convolution before them too), the contraction's with its
+  // tiles stored padded; else the group's first operator's, padded through
+  // a workspace.
+  std::optional<kir::Kernel> padding;
+  if (operators.size() > 1 && operators.back().op == "nn.pad") {
+    const TensorExpr& data = last_arguments[0];
+    padding = BuildPadKernel(name, buffers, data, last_arguments[1], last_attributes);
+    const std::optional<ConstantPadding> constant =
+        ConstantPaddingOf(data, last_arguments[1], last_attributes);
+    if (!padding && constant) {
+      padding = BuildContractionKernel(name, buffers, data, HostContractionTiling(), &*constant);
+    }
+    if (!padding && constant) {
+      padding = PaddedAfter(BuildCpuKernelAfter(name, buffers, data, operators[0].op,
+                                                first_attributes, operators[0].inputs),
+                            *constant);
+    }
+  }
+  const kir::Kernel kernel =
+      padding ? std::move(*padding)
+              : BuildCpuKernelAfter(name, buffers, results.back(), operators[0].op,
+                                    first_attributes, operators[0].inputs);
   prepared->kernels.push_back(PrepareKernel(kernel, result_types.back().shape, {}));
   return prepared;
 }

@@ -534,6 +534,64 @@ TEST(ContractionScheduleTest, WindowPanelsForShortStridedConvolutions) {
   EXPECT_EQ(packed_panel_elements(*kernel), std::to_string(288 * 32));
 }
 
+// With a padding, the kernel's output is the product padded: the tiles
+// store each element at its shifted position, and the rest holds the pad
+// value; against the definition.
+TEST(ContractionScheduleTest, StoresItsTilesPadded) {
+  ContractionTiling tiling;
+  ConstantPadding padding{
+      .extents = {1, 32, 10, 10}, .before = {0, 0, 1, 2}, .after = {0, 1, 2, 1}, .value = {}};
+  padding.value = Float(0.5, DType::kFloat32);
+  const Ref<Tensor> image =
+      FilledTensor({1, 8, 12, 12}, {0.5f, -1.0f, 0.25f, 2.0f, -0.75f, 1.5f, -0.125f});
+  const Ref<Tensor> filter = FilledTensor({32, 8, 3, 3}, {1.0f, -0.5f, 0.125f, 0.75f, -1.25f});
+  const OperatorDefinition* conv2d = FindOperator("nn.conv2d");
+  std::vector<Buffer> buffers{
+      Buffer(new BufferNode("in0", DType::kFloat32, {Int(1), Int(8), Int(12), Int(12)})),
+      Buffer(new BufferNode("in1", DType::kFloat32, {Int(32), Int(8), Int(3), Int(3)}))};
+  const std::vector<TensorExpr> operands{FromBuffer(buffers[0]), FromBuffer(buffers[1])};
+  const TensorExpr product = conv2d->compute(operands, Normalized(*conv2d, {}));
+  std::optional<kir::Kernel> kernel =
+      BuildContractionKernel("padded", buffers, product, tiling, &padding);
+  ASSERT_TRUE(kernel);
+  const std::vector<float> unpadded = Convolution(*image, *filter, 1);
+  std::vector<float> expected;
+  for (int64_t channel = 0; channel < 33; ++channel) {
+    for (int64_t y = 0; y < 13; ++y) {
+      for (int64_t x = 0; x < 13; ++x) {
+        const bool inside = channel < 32 && y >= 1 && y < 11 && x >= 2 && x < 12;
+        expected.push_back(inside ? unpadded[(channel * 10 + y - 1) * 10 + x - 2] : 0.5f);
+      }
+    }
+  }
+  ExpectValues(*RunKernel(*kernel, {{image, filter}}, {1, 33, 13, 13}), expected);
+
+  // A 1x1 convolution's flattened pixel columns stay contiguous under a
+  // padding of rows, not of columns: nothing then.
+  buffers[1] = Buffer(new BufferNode("in1", DType::kFloat32, {Int(32), Int(8), Int(1), Int(1)}));
+  const TensorExpr pointwise =
+      conv2d->compute(std::vector<TensorExpr>{FromBuffer(buffers[0]), FromBuffer(buffers[1])},
+                      Normalized(*conv2d, {}));
+  padding.extents = {1, 32, 12, 12};
+  EXPECT_FALSE(BuildContractionKernel("padded", buffers, pointwise, tiling, &padding));
+  padding.before = {0, 0, 1, 0};
+  padding.after = {0, 0, 2, 0};
+  kernel = BuildContractionKernel("padded", buffers, pointwise, tiling, &padding);
+  ASSERT_TRUE(kernel);
+  const Ref<Tensor> weights = FilledTensor({32, 8, 1, 1}, {1.0f, -0.5f, 0.125f, 0.75f, -1.25f});
+  const std::vector<float> rows = PointwiseConvolution(*image, *weights);
+  expected.clear();
+  for (int64_t channel = 0; channel < 32; ++channel) {
+    for (int64_t y = 0; y < 15; ++y) {
+      for (int64_t x = 0; x < 12; ++x) {
+        const bool inside = y >= 1 && y < 13;
+        expected.push_back(inside ? rows[(channel * 12 + y - 1) * 12 + x] : 0.5f);
+      }
+    }
+  }
+  ExpectValues(*RunKernel(*kernel, {{image, weights}}, {1, 32, 15, 12}), expected);
+}
+
 TEST(ContractionScheduleTest, PrefetchesPanelsTooManyForTheCache) {
   // 1024 columns of 300 k: 32 panels of 37.5 KiB, 1.2 MiB in all. Each k
   // step of a row block also prefetches a line of the next panel; what the

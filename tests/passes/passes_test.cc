@@ -776,6 +776,33 @@ def @f(%x: Tensor[(4, 8), float32], %w: Tensor[(16, 8), float32]) -> Tensor[(16,
   EXPECT_EQ(CountCallsOutsidePrimitives(f->body, "nn.relu"), 0);
 }
 
+TEST(FuseOperatorsTest, AConstantPadEndsAnAnchorsGroup) {
+  // The convolution's schedule stores its relu'd elements at their padded
+  // positions: one kernel, directly after the convolution too.
+  const Function padded = AfterAnf(R"(
+def @f(%x: Tensor[(1, 8, 12, 12), float32], %w: Tensor[(16, 8, 3, 3), float32],
+       %v: Tensor[(16, 16, 3, 3), float32]) -> Tensor[(1, 16, 10, 12), float32] {
+  let %y = nn.pad(nn.relu(nn.conv2d(%x, %w)), 0f, pad_width=[[0, 0], [0, 0], [1, 1], [1, 1]]);
+  nn.pad(nn.conv2d(%y, %v), 0f, pad_width=[[0, 0], [0, 0], [0, 0], [2, 0]])
+}
+)",
+                                   passes::FuseOperators);
+  EXPECT_EQ(CountPrimitives(padded->body), 2);
+  EXPECT_EQ(CountCallsOutsidePrimitives(padded->body, "nn.conv2d"), 0);
+  EXPECT_EQ(CountCallsOutsidePrimitives(padded->body, "nn.pad"), 0);
+  // An edge pad moves elements the schedule does not store (a border
+  // repeats them): the relu joins the pad, the convolution stays alone.
+  const Function edge = AfterAnf(R"(
+def @f(%x: Tensor[(1, 8, 12, 12), float32], %w: Tensor[(16, 8, 3, 3), float32]) -> Tensor[(1, 16, 12, 12), float32] {
+  nn.pad(nn.relu(nn.conv2d(%x, %w)), 0f, pad_width=[[0, 0], [0, 0], [1, 1], [1, 1]], pad_mode="edge")
+}
+)",
+                                 passes::FuseOperators);
+  EXPECT_EQ(CountPrimitives(edge->body), 1);
+  EXPECT_EQ(CountCallsOutsidePrimitives(edge->body, "nn.conv2d"), 1);
+  EXPECT_EQ(CountCallsOutsidePrimitives(edge->body, "nn.pad"), 0);
+}
+
 // The pad_width of the only nn.pad under `root`, and its type's shape.
 std::pair<std::vector<std::vector<int64_t>>, std::vector<int64_t>> OnlyPad(const Expr& root) {
   std::pair<std::vector<std::vector<int64_t>>, std::vector<int64_t>> result;
