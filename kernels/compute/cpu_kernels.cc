@@ -30,6 +30,19 @@ std::atomic<uint64_t> launch_count{0};
 // waking a thread pays off, small enough to spread work over the cores.
 constexpr int64_t kChunkElements = 16384;
 
+// A hoisted sum's terms shared with the element (see ScheduleInjective)
+// take a row of at most this many elements on the stack.
+constexpr int64_t kMaximumSharedTerms = 4096;
+
+// Whether `expr` applies a unary function (exp, log, ...) anywhere.
+bool HasUnary(const Expr& expr) {
+  if (expr->node_kind() == NodeKind::kUnary) return true;
+  for (const Expr& operand : Operands(expr)) {
+    if (HasUnary(operand)) return true;
+  }
+  return false;
+}
+
 // The loop nest storing `output` into `out`. Schedule: the innermost axis
 // is vectorised; the others are flattened into rows, which run in parallel
 // in chunks of at least kChunkElements elements (so a batch of one still
@@ -85,19 +98,49 @@ Stmt ScheduleInjective(const Buffer& out, const TensorExpr& output) {
   Replacements hoisted;
   std::vector<Stmt> prologue;
   std::vector<Buffer> row_values;
+  // Terms of a hoisted sum that the element also computes at its own
+  // position (softmax's exponentials: exp(x_j - max) in the sum and in the
+  // element) are computed once, into a row of their own, which the sum reads
+  // and the element loads; where they hold something costlier than
+  // arithmetic (a unary function) and the row is short enough for the stack.
+  const auto* inner_extent = As<IntImmNode>(inner);
+  std::vector<std::pair<Expr, Buffer>> shared_terms;  // a term at `column`, its row
   for (auto reduction = reductions.rbegin(); reduction != reductions.rend(); ++reduction) {
     const std::unordered_set<const VarNode*> free = FreeVariables(Expr(*reduction));
     const bool invariant = std::none_of(free.begin(), free.end(), [&](const VarNode* var) {
       return row_invariant_excluded.contains(var);
     });
-    if (!invariant) continue;
+    // A reduction met twice (softmax's maximum, in its sum and in the
+    // element) is hoisted once.
+    if (!invariant || hoisted.contains(*reduction)) continue;
+    Expr value = Substitute(Expr(*reduction), hoisted);
+    const auto* sum = As<ReduceNode>(value);
+    if (sum != nullptr && sum->op == ReduceOp::kSum && sum->axes.size() == 1 &&
+        inner_extent != nullptr && inner_extent->value <= kMaximumSharedTerms &&
+        SameExpr(sum->extents[0], inner) && HasUnary(sum->body)) {
+      const Expr term = Substitute(sum->body, {{sum->axes[0].get(), column}});
+      if (FindSame(Substitute(element, hoisted), term) != nullptr) {
+        const Buffer terms(
+            new BufferNode("terms" + std::to_string(shared_terms.size()), term->dtype, {inner}));
+        prologue.push_back(Stmt(new ForNode(column, inner, ForKind::kVectorized,
+                                            Stmt(new StoreNode(terms, column, term)))));
+        value =
+            Reduce(ReduceOp::kSum, sum->axes, sum->extents, sum->init, Load(terms, sum->axes[0]));
+        shared_terms.emplace_back(term, terms);
+      }
+    }
     row_values.push_back(Buffer(
         new BufferNode("row" + std::to_string(row_values.size()), (*reduction)->dtype, {Int(1)})));
-    prologue.push_back(
-        Stmt(new StoreNode(row_values.back(), Int(0), Substitute(Expr(*reduction), hoisted))));
+    prologue.push_back(Stmt(new StoreNode(row_values.back(), Int(0), value)));
     hoisted[*reduction] = Load(row_values.back(), Int(0));
   }
   if (!hoisted.empty()) element = Substitute(element, hoisted);
+  for (const auto& [term, terms] : shared_terms) {
+    if (const ExprNode* found = FindSame(element, term)) {
+      element = Substitute(element, {{found, Load(terms, column)}});
+    }
+    row_values.push_back(terms);
+  }
   Stmt body(new StoreNode(out, Add(Multiply(row, inner), column), element));
   body = Stmt(new ForNode(column, inner, ForKind::kVectorized, body));
   if (!prologue.empty()) {

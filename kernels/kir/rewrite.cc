@@ -75,6 +75,46 @@ std::vector<const ReduceNode*> FindReductions(const Expr& expr) {
   return found;
 }
 
+bool SameExpr(const Expr& a, const Expr& b) {
+  if (a.get() == b.get()) return true;
+  if (a->node_kind() != b->node_kind() || a->dtype != b->dtype) return false;
+  switch (a->node_kind()) {
+    case NodeKind::kIntImm:
+      return As<IntImmNode>(a)->value == As<IntImmNode>(b)->value;
+    case NodeKind::kFloatImm: {
+      const double x = As<FloatImmNode>(a)->value, y = As<FloatImmNode>(b)->value;
+      return x == y || (x != x && y != y);  // NaN constants alike
+    }
+    case NodeKind::kLoad:
+      if (As<LoadNode>(a)->buffer.get() != As<LoadNode>(b)->buffer.get()) return false;
+      break;
+    case NodeKind::kBinary:
+      if (As<BinaryNode>(a)->op != As<BinaryNode>(b)->op) return false;
+      break;
+    case NodeKind::kUnary:
+      if (As<UnaryNode>(a)->op != As<UnaryNode>(b)->op) return false;
+      break;
+    case NodeKind::kSelect:
+    case NodeKind::kCast:
+      break;
+    default:
+      return false;  // variables and reductions: only themselves
+  }
+  const std::vector<Expr> x = Operands(a), y = Operands(b);
+  for (size_t index = 0; index < x.size(); ++index) {
+    if (!SameExpr(x[index], y[index])) return false;
+  }
+  return true;
+}
+
+const ExprNode* FindSame(const Expr& expr, const Expr& pattern) {
+  if (SameExpr(expr, pattern)) return expr.get();
+  for (const Expr& operand : Operands(expr)) {
+    if (const ExprNode* found = FindSame(operand, pattern)) return found;
+  }
+  return nullptr;
+}
+
 Expr Substitute(const Expr& expr, const Replacements& replacements) {
   if (auto found = replacements.find(expr.get()); found != replacements.end()) return found->second;
   switch (expr->node_kind()) {

@@ -23,6 +23,16 @@ std::unordered_set<const VarNode*> FreeVariables(const Expr& expr);
 // Every reduction inside `expr`, outermost first (nested reductions too).
 std::vector<const ReduceNode*> FindReductions(const Expr& expr);
 
+// Whether `a` and `b` compute the same thing node for node: equal
+// constants, the same variables and buffers (by identity), the same
+// operators over operands that are the same. Reductions are the same only
+// as one node (their axes bind variables of their own).
+bool SameExpr(const Expr& a, const Expr& b);
+
+// The first subexpression of `expr` (outermost first) that is the same as
+// `pattern` (SameExpr), or null.
+const ExprNode* FindSame(const Expr& expr, const Expr& pattern);
+
 // `expr` with each node that is a key of `replacements` (compared by
 // identity: a variable, a reduction, any subexpression) replaced by its
 // value. Index arithmetic is folded again as the builders do.

@@ -50,6 +50,36 @@ TEST(FusionTest, ElementwiseChainIsOneKernel) {
   }
 }
 
+// Softmax's exponentials appear in its row's sum and in each element: the
+// schedule computes them once per row, into a row the sum then reads.
+TEST(FusionTest, ASoftmaxComputesEachExponentialOnce) {
+  Buffer x(new BufferNode("x", DType::kFloat32, {Int(3), Int(37)}));
+  const std::vector<TensorExpr> inputs{FromBuffer(x)};
+  TensorExpr softmax = FindOperator("nn.softmax")->compute(inputs, {{"axis", AttrValue::Int(-1)}});
+  kir::Kernel kernel = BuildInjectiveKernel("softmax", {x}, {}, softmax);
+  const std::string text = PrintKernel(kernel);
+  size_t exponentials = 0;
+  for (size_t at = text.find("exp("); at != std::string::npos; at = text.find("exp(", at + 1))
+    ++exponentials;
+  EXPECT_EQ(exponentials, 1u) << text;
+
+  std::vector<float> data(3 * 37), out(3 * 37);
+  for (size_t index = 0; index < data.size(); ++index) data[index] = 3 * std::sin(float(index));
+  void* buffers[] = {data.data(), out.data()};
+  llvm_backend::CompileKernel(kernel)(buffers, nullptr);
+  for (int64_t row = 0; row < 3; ++row) {
+    double maximum = -INFINITY, sum = 0;
+    for (int64_t column = 0; column < 37; ++column)
+      maximum = std::max(maximum, double(data[row * 37 + column]));
+    for (int64_t column = 0; column < 37; ++column)
+      sum += std::exp(double(data[row * 37 + column]) - maximum);
+    for (int64_t column = 0; column < 37; ++column) {
+      const double expected = std::exp(double(data[row * 37 + column]) - maximum) / sum;
+      EXPECT_NEAR(out[row * 37 + column], expected, 1e-6 * expected);
+    }
+  }
+}
+
 TEST(FusionTest, RunOperatorLaunchesOneKernelPerCall) {
   Ref<Tensor> a = Tensor::Empty(HostDevice(), {2, 3}, DType::kFloat32);
   Ref<Tensor> b = Tensor::Empty(HostDevice(), {3}, DType::kFloat32);

@@ -113,5 +113,34 @@ TEST(KernelIrRewriteTest, FreeVariablesLeaveOutWhatReductionsBind) {
             (std::unordered_set<const VarNode*>{i.get(), k.get()}));
 }
 
+TEST(KernelIrRewriteTest, SameExprComparesNodeForNode) {
+  Buffer a = MakeBuffer("a", DType::kFloat32, {Int(4), Int(5)});
+  Buffer b = MakeBuffer("a", DType::kFloat32, {Int(4), Int(5)});
+  Var i(new VarNode("i")), j(new VarNode("i"));
+  auto term = [](const Buffer& buffer, const Var& index) {
+    return Unary(UnaryOp::kExp, Subtract(Load(buffer, index), Float(1.5, DType::kFloat32)));
+  };
+  // Built twice from the same buffer and variable: the same.
+  EXPECT_TRUE(SameExpr(term(a, i), term(a, i)));
+  // Another buffer or variable of the same name, another constant or
+  // operator: not.
+  EXPECT_FALSE(SameExpr(term(a, i), term(b, i)));
+  EXPECT_FALSE(SameExpr(term(a, i), term(a, j)));
+  EXPECT_FALSE(SameExpr(term(a, i),
+                        Unary(UnaryOp::kExp, Subtract(Load(a, i), Float(2.5, DType::kFloat32)))));
+  EXPECT_FALSE(SameExpr(term(a, i),
+                        Unary(UnaryOp::kLog, Subtract(Load(a, i), Float(1.5, DType::kFloat32)))));
+  // A reduction is only itself.
+  Var k(new VarNode("k"));
+  Expr sum = Reduce(ReduceOp::kSum, {k}, {Int(5)}, Float(0, DType::kFloat32), Load(a, k));
+  EXPECT_TRUE(SameExpr(sum, sum));
+  EXPECT_FALSE(
+      SameExpr(sum, Reduce(ReduceOp::kSum, {k}, {Int(5)}, Float(0, DType::kFloat32), Load(a, k))));
+  // FindSame finds the subexpression, outermost first.
+  Expr whole = Binary(BinaryOp::kDivide, term(a, i), sum);
+  EXPECT_EQ(FindSame(whole, term(a, i)), As<BinaryNode>(whole)->a.get());
+  EXPECT_EQ(FindSame(whole, term(a, j)), nullptr);
+}
+
 }  // namespace
 }  // namespace relay::kernels::kir
