@@ -22,20 +22,32 @@ struct Subcommand {
 };
 
 constexpr Subcommand kSubcommands[] = {
-    {"compile", "compile IN.relay -o OUT.rbc [--params P.npz]",
-     "compile Relay source to a verified bytecode executable", RunCompileCommand, ""},
+    {"compile", "compile IN.relay|IN.onnx -o OUT.rbc [--params P.npz]",
+     "compile Relay source (or an ONNX model) to a verified bytecode executable", RunCompileCommand,
+     ""},
+    {"import",
+     "import MODEL.onnx -o OUT.relay [--params-out OUT.npz]\n\n"
+     "Writes the model as a Relay program, and its weights (initializers and constant\n"
+     "tensors) as an .npz for 'run OUT.relay --params OUT.npz'; scalar constants are\n"
+     "written into the program. Inputs keep their ONNX names where those are Relay\n"
+     "identifiers ([A-Za-z_][A-Za-z0-9_]*); in any other, each character outside\n"
+     "[A-Za-z0-9_] becomes '_', and '_' goes in front of a leading digit ('input.1'\n"
+     "-> 'input_1', 'onnx::Conv_12' -> 'onnx__Conv_12'); a name that then collides\n"
+     "with an earlier one gets '_2', '_3', ... 'run', 'compile', 'check', 'fmt' and\n"
+     "'disasm' take a .onnx model too, and 'run' its inputs by their ONNX names.",
+     "import an ONNX model as a Relay program and its weights", RunImportCommand, ""},
     {"run",
-     "run IN.relay|IN.rbc [--entry NAME] [--input NAME=FILE.npy | NAME=SCALAR]...\n"
+     "run IN.relay|IN.onnx|IN.rbc [--entry NAME] [--input NAME=FILE.npy | NAME=SCALAR]...\n"
      "           [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N [--warmup SECONDS]]\n"
      "           [--random-inputs] [--profile] [--trace FILE.json]",
      "run a program on NumPy inputs and print or save its result", RunRunCommand, ""},
-    {"check", "check FILE.relay", "type-check a Relay program and print each global's type",
-     RunCheckCommand, ""},
-    {"fmt", "fmt [--optimized] FILE.relay",
+    {"check", "check FILE.relay|FILE.onnx",
+     "type-check a Relay program and print each global's type", RunCheckCommand, ""},
+    {"fmt", "fmt [--optimized] FILE.relay|FILE.onnx",
      "print a Relay program in canonical text form (--optimized: after the IR passes)",
      RunFmtCommand, ""},
-    {"disasm", "disasm IN.relay|IN.rbc", "print the bytecode of each function", RunDisasmCommand,
-     ""},
+    {"disasm", "disasm IN.relay|IN.onnx|IN.rbc", "print the bytecode of each function",
+     RunDisasmCommand, ""},
 };
 
 void PrintHelp(std::ostream& out) {

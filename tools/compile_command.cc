@@ -51,7 +51,9 @@ int RunCompileCommand(std::span<const std::string_view> arguments, std::ostream&
   }
   if (!output.ends_with(".rbc"))
     UsageError("the output file must end in .rbc, got '" + output + "'");
-  if (input.ends_with(".rbc")) UsageError("expected a .relay file to compile, got '" + input + "'");
+  if (input.ends_with(".rbc")) {
+    UsageError("expected a .relay or .onnx file to compile, got '" + input + "'");
+  }
   BoundParams bound;
   if (!params.empty()) {
     for (NamedTensor& array : ReadNpz(params, HostDevice()))

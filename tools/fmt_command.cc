@@ -10,7 +10,7 @@
 #include "compiler/parser/printer.h"
 #include "compiler/passes/pipeline.h"
 #include "tools/command_line.h"
-#include "tools/source_file.h"
+#include "tools/program.h"
 #include "tools/subcommands.h"
 
 namespace relay::tools {
@@ -24,7 +24,7 @@ int RunFmtCommand(std::span<const std::string_view> arguments, std::ostream& out
     return kExitUsage;
   }
   std::string path(arguments[0]);
-  Diagnostics diagnostics(path, ReadSourceFile(path));
+  Diagnostics diagnostics(path, ReadProgramSource(path).text);
   ir::Module module = optimized ? compiler::ParseAndCheck(diagnostics)
                                 : parser::ParseModule(diagnostics, &compiler::Prelude());
   if (diagnostics.has_errors()) {

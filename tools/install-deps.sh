@@ -21,8 +21,10 @@ packages=(
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   # ONNX's node test cases, a second oracle for the CPU kernels
-  # (tests/kernels/onnx_node_test.cc)
+  # (tests/kernels/onnx_node_test.cc) and the importer's tests
   libonnx-testdata
+  # the ONNX importer: onnx.proto's classes, the checker, shape inference
+  libonnx-dev libprotobuf-dev
   # fixture generation and peer benchmarks (NumPy's matmul runs on OpenBLAS
   # once libopenblas-dev is installed; without it Debian's NumPy uses the slow
   # reference BLAS)

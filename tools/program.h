@@ -1,5 +1,6 @@
 // Loading a program for the subcommands that run, list or compile it: the
-// Relay source, type-checked and compiled to bytecode, or a saved executable.
+// Relay source (or an ONNX model, imported), type-checked and compiled to
+// bytecode, or a saved executable.
 #pragma once
 
 #include <iosfwd>
@@ -7,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "relay/tensor.h"
 #include "vm/bytecode/bytecode.h"
@@ -15,7 +17,22 @@ namespace relay::tools {
 
 struct Program {
   std::shared_ptr<const vm::Executable> executable;
+  // For an imported ONNX model: @main's parameter for each graph input's
+  // name as the model writes it, and the graph's output names in order.
+  std::map<std::string, std::string> input_aliases;
+  std::vector<std::string> output_names;
 };
+
+// A program's Relay source: the file's text, or for a path ending in .onnx
+// the program imported from the model (compiler/frontends/onnx), with the
+// weights to bind into @main and the model's names.
+struct ProgramSource {
+  std::shared_ptr<const std::string> text;
+  std::map<std::string, Ref<Tensor>> weights;
+  std::map<std::string, std::string> input_aliases;
+  std::vector<std::string> output_names;
+};
+ProgramSource ReadProgramSource(const std::string& path);
 
 // Reads, checks and compiles `path`, or, for a path ending in .rbc, loads
 // and verifies the executable it holds. Diagnostics go to `err` and give
@@ -30,7 +47,8 @@ struct BoundParams {
   std::map<std::string, Ref<Tensor>> values;
   std::string origin;
 };
-// As LoadProgram for a .relay file, with `params` bound first.
+// As LoadProgram for a .relay or .onnx file, with `params` bound first (an
+// ONNX model's weights are bound in any case).
 std::optional<Program> CompileProgram(const std::string& path, const BoundParams& params,
                                       std::ostream& err);
 

@@ -1,4 +1,4 @@
-// relay-vm run IN.relay [--entry NAME] [--input NAME=FILE.npy | NAME=SCALAR]...
+// relay-vm run IN.relay|IN.onnx|IN.rbc [--entry NAME] [--input NAME=FILE.npy | NAME=SCALAR]...
 //   [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N [--warmup SECONDS]]
 //   [--random-inputs] [--profile] [--trace FILE.json]
 //
@@ -233,7 +233,15 @@ void CheckInput(const vm::ParamInfo& type, const Tensor& tensor, const std::stri
   }
 }
 
-std::vector<Value> BindInputs(const RunOptions& options, const vm::Function& entry) {
+std::vector<Value> BindInputs(RunOptions options, const vm::Function& entry,
+                              const std::map<std::string, std::string>& aliases) {
+  // An imported model's inputs go by the names the model gives them.
+  std::map<std::string, std::string> renamed;
+  for (auto& [name, text] : options.inputs) {
+    auto alias = aliases.find(name);
+    renamed[alias != aliases.end() ? alias->second : name] = std::move(text);
+  }
+  options.inputs = std::move(renamed);
   std::map<std::string, Ref<Tensor>> params;
   if (!options.params.empty()) {
     for (NamedTensor& array : ReadNpz(options.params, HostDevice()))
@@ -292,7 +300,10 @@ std::vector<Value> BindInputs(const RunOptions& options, const vm::Function& ent
   return arguments;
 }
 
-void WriteOutput(const std::string& path, const Value& result) {
+// A tuple's fields go to a .npz as out0, out1, ..., or by `names` (an
+// imported model's output names) when there are as many.
+void WriteOutput(const std::string& path, const Value& result,
+                 const std::vector<std::string>& names) {
   if (result && result->kind() == ObjectKind::kTensor && path.ends_with(".npy")) {
     WriteNpy(path, *static_cast<const Tensor*>(result.get()));
     return;
@@ -306,7 +317,8 @@ void WriteOutput(const std::string& path, const Value& result) {
                                            " of the result is not a tensor");
       }
       arrays.push_back(
-          {"out" + std::to_string(index), Ref<Tensor>(static_cast<Tensor*>(fields[index].get()))});
+          {names.size() == fields.size() ? names[index] : "out" + std::to_string(index),
+           Ref<Tensor>(static_cast<Tensor*>(fields[index].get()))});
     }
     WriteNpz(path, arrays);
     return;
@@ -328,7 +340,8 @@ int RunRunCommand(std::span<const std::string_view> arguments, std::ostream& out
   if (entry < 0 || program->executable->functions[entry].captured_count != 0) {
     throw Error(ErrorKind::kUsage, options.path + " has no function @" + options.entry);
   }
-  std::vector<Value> inputs = BindInputs(options, program->executable->functions[entry]);
+  std::vector<Value> inputs =
+      BindInputs(options, program->executable->functions[entry], program->input_aliases);
 
   vm::VirtualMachine machine(program->executable);
   std::optional<vm::Profiler> profiler;
@@ -362,7 +375,7 @@ int RunRunCommand(std::span<const std::string_view> arguments, std::ostream& out
     err << line;
   }
   out << FormatValue(result, program->executable->PrintOptions()) << "\n";
-  if (!options.output.empty()) WriteOutput(options.output, result);
+  if (!options.output.empty()) WriteOutput(options.output, result, program->output_names);
   if (options.profile) profiler->FormatTable(out);
   if (!options.trace.empty()) profiler->WriteChromeTrace(options.trace);
   return kExitSuccess;

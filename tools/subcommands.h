@@ -16,6 +16,8 @@ int RunFmtCommand(std::span<const std::string_view> arguments, std::ostream& out
                   std::ostream& err);
 int RunRunCommand(std::span<const std::string_view> arguments, std::ostream& out,
                   std::ostream& err);
+int RunImportCommand(std::span<const std::string_view> arguments, std::ostream& out,
+                     std::ostream& err);
 int RunDisasmCommand(std::span<const std::string_view> arguments, std::ostream& out,
                      std::ostream& err);
 

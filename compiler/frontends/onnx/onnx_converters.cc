@@ -1,0 +1,748 @@
+#include "compiler/frontends/onnx/onnx_converters.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numeric>
+#include <sstream>
+
+#include "compiler/frontends/onnx/onnx_tensors.h"
+#include "relay/devices.h"
+
+namespace relay::onnx_import {
+
+namespace {
+
+[[noreturn]] void Refuse(const std::string& reason) {
+  throw Unsupported{reason};
+}
+
+std::string IntList(const std::vector<int64_t>& values) {
+  std::string text = "[";
+  for (size_t index = 0; index < values.size(); ++index)
+    text += (index ? ", " : "") + std::to_string(values[index]);
+  return text + "]";
+}
+
+std::string FloatText(double value) {
+  if (std::isinf(value)) return value > 0 ? "3.4028235e38f" : "-3.4028235e38f";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.9g", value);
+  std::string text = buffer;
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return text + "f";
+}
+
+// op(args..., attributes...) in Relay's text.
+std::string Call(const std::string& op, const std::vector<std::string>& args,
+                 const std::vector<std::string>& attributes = {}) {
+  std::string text = op + "(";
+  bool first = true;
+  for (const std::string& part : args) {
+    text += (first ? "" : ", ") + part;
+    first = false;
+  }
+  for (const std::string& part : attributes) {
+    text += (first ? "" : ", ") + part;
+    first = false;
+  }
+  return text + ")";
+}
+
+OnnxValue Result(std::string expr) {
+  OnnxValue value;
+  value.expr = std::move(expr);
+  return value;
+}
+
+// The known rank of input `index`, or Unsupported.
+size_t RankOf(const ConvertContext& context, size_t index) {
+  const OnnxValue& value = context.Input(index);
+  if (!value.shape) Refuse("input " + std::to_string(index) + " has an unknown rank");
+  return value.shape->size();
+}
+
+// The known shape of input `index` (every dimension known), or Unsupported.
+std::vector<int64_t> StaticShapeOf(const ConvertContext& context, size_t index) {
+  const OnnxValue& value = context.Input(index);
+  if (!value.shape) Refuse("input " + std::to_string(index) + " has an unknown shape");
+  for (int64_t dim : *value.shape) {
+    if (dim < 0)
+      Refuse("input " + std::to_string(index) + " has a dimension only known at run time");
+  }
+  return *value.shape;
+}
+
+// A constant input's integer values.
+std::vector<int64_t> IntValues(const Tensor& tensor) {
+  std::vector<int64_t> values;
+  for (int64_t index = 0; index < tensor.element_count(); ++index) {
+    switch (tensor.dtype()) {
+      case DType::kInt64:
+        values.push_back(tensor.data<int64_t>()[index]);
+        break;
+      case DType::kInt32:
+        values.push_back(tensor.data<int32_t>()[index]);
+        break;
+      default:
+        Refuse("an integer tensor was expected, got " + std::string(DTypeName(tensor.dtype())));
+    }
+  }
+  return values;
+}
+
+double FloatValue(const Tensor& tensor) {
+  if (tensor.element_count() != 1) Refuse("a scalar was expected");
+  switch (tensor.dtype()) {
+    case DType::kFloat32:
+      return tensor.data<float>()[0];
+    case DType::kFloat64:
+      return tensor.data<double>()[0];
+    case DType::kInt64:
+      return double(tensor.data<int64_t>()[0]);
+    case DType::kInt32:
+      return double(tensor.data<int32_t>()[0]);
+    default:
+      Refuse("a numeric scalar was expected");
+  }
+}
+
+int64_t NormalizeAxis(int64_t axis, size_t rank) {
+  const int64_t normalized = axis < 0 ? axis + int64_t(rank) : axis;
+  if (normalized < 0 || normalized >= int64_t(rank)) {
+    Refuse("axis " + std::to_string(axis) + " is outside rank " + std::to_string(rank));
+  }
+  return normalized;
+}
+
+bool IsFloatDType(DType dtype) {
+  return dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16;
+}
+
+// The node's axes, from its `axes` attribute (before `input_opset`) or its
+// input `input` (from it); nothing when absent.
+std::optional<std::vector<int64_t>> AxesOf(ConvertContext& context, int64_t input_opset,
+                                           size_t input) {
+  if (context.opset() < input_opset) return context.IntsAttribute("axes");
+  if (!context.HasInput(input)) return std::nullopt;
+  return IntValues(*context.Constant(input));
+}
+
+// ---- elementwise --------------------------------------------------------------------------
+
+Converter Unary(const std::string& op) {
+  return [op](ConvertContext& context) {
+    return std::vector<OnnxValue>{Result(Call(op, {context.Tensor(0)}))};
+  };
+}
+
+Converter Binary(const std::string& op) {
+  return [op](ConvertContext& context) {
+    return std::vector<OnnxValue>{Result(Call(op, {context.Tensor(0), context.Tensor(1)}))};
+  };
+}
+
+// Max, Min, Sum: the operator folded over every input.
+Converter Variadic(const std::string& op) {
+  return [op](ConvertContext& context) {
+    std::string expr = context.Tensor(0);
+    for (size_t index = 1; index < context.input_count(); ++index)
+      expr = Call(op, {expr, context.Tensor(index)});
+    return std::vector<OnnxValue>{Result(expr)};
+  };
+}
+
+std::vector<OnnxValue> ConvertDiv(ConvertContext& context) {
+  const bool integer = !IsFloatDType(context.Input(0).dtype);
+  // ONNX divides integers truncating toward zero, as C does.
+  return {
+      Result(Call(integer ? "trunc_divide" : "divide", {context.Tensor(0), context.Tensor(1)}))};
+}
+
+std::vector<OnnxValue> ConvertMod(ConvertContext& context) {
+  const bool fmod = context.IntAttribute("fmod", 0) != 0;
+  return {Result(Call(fmod ? "trunc_mod" : "floor_mod", {context.Tensor(0), context.Tensor(1)}))};
+}
+
+std::vector<OnnxValue> ConvertIdentity(ConvertContext& context) {
+  OnnxValue value = context.Input(0);
+  if (value.expr.empty()) value.expr = context.Tensor(0);
+  return {value};
+}
+
+std::vector<OnnxValue> ConvertDropout(ConvertContext& context) {
+  if (context.node().output_size() > 1 && !context.node().output(1).empty()) {
+    Refuse("its mask output is not supported (inference only)");
+  }
+  if (context.opset() >= 12 && context.HasInput(2) && IntValues(*context.Constant(2)).at(0) != 0) {
+    Refuse("training mode is not supported");
+  }
+  return ConvertIdentity(context);
+}
+
+// The range of an integer dtype's values.
+std::pair<double, double> IntegerRange(DType dtype) {
+  switch (dtype) {
+    case DType::kInt8:
+      return {-128, 127};
+    case DType::kUInt8:
+      return {0, 255};
+    case DType::kInt16:
+      return {-32768, 32767};
+    case DType::kInt32:
+      return {-2147483648.0, 2147483647.0};
+    default:
+      return {-9.2e18, 9.2e18};
+  }
+}
+
+std::vector<OnnxValue> ConvertPow(ConvertContext& context) {
+  const DType base = context.Input(0).dtype, exponent = context.Input(1).dtype;
+  const std::string x = context.Tensor(0), y = context.Tensor(1);
+  auto cast = [](const std::string& value, DType dtype) {
+    return Call("cast", {value}, {"dtype=\"" + std::string(DTypeName(dtype)) + "\""});
+  };
+  // The result has the base's dtype; a float exponent of an integer base
+  // is applied in the exponent's dtype first, as NumPy's power would.
+  if (base == exponent) return {Result(Call("power", {x, y}))};
+  if (IsFloatDType(base) || !IsFloatDType(exponent)) {
+    return {Result(Call("power", {x, cast(y, base)}))};
+  }
+  return {Result(cast(Call("power", {cast(x, exponent), y}), base))};
+}
+
+std::vector<OnnxValue> ConvertClip(ConvertContext& context) {
+  double low = -std::numeric_limits<double>::infinity();
+  double high = std::numeric_limits<double>::infinity();
+  if (context.opset() < 11) {
+    low = context.FloatAttribute("min", -std::numeric_limits<float>::max());
+    high = context.FloatAttribute("max", std::numeric_limits<float>::max());
+  } else {
+    if (context.HasInput(1)) low = FloatValue(*context.Constant(1));
+    if (context.HasInput(2)) high = FloatValue(*context.Constant(2));
+  }
+  const DType dtype = context.Input(0).dtype;
+  if (!IsFloatDType(dtype)) {
+    // Bounds in an integer dtype's range, so that none overflows there.
+    const auto [lowest, highest] = IntegerRange(dtype);
+    low = std::clamp(low, lowest, highest);
+    high = std::clamp(high, lowest, highest);
+    if (low == lowest && high == highest) return ConvertIdentity(context);
+  }
+  return {Result(
+      Call("clip", {context.Tensor(0)}, {"a_min=" + FloatText(low), "a_max=" + FloatText(high)}))};
+}
+
+std::vector<OnnxValue> ConvertLeakyRelu(ConvertContext& context) {
+  return {Result(Call("nn.leaky_relu", {context.Tensor(0)},
+                      {"alpha=" + FloatText(context.FloatAttribute("alpha", 0.01f))}))};
+}
+
+Converter Softmax(const std::string& op) {
+  return [op](ConvertContext& context) {
+    const size_t rank = RankOf(context, 0);
+    if (context.opset() >= 13) {
+      const int64_t axis = NormalizeAxis(context.IntAttribute("axis", -1), rank);
+      return std::vector<OnnxValue>{
+          Result(Call(op, {context.Tensor(0)}, {"axis=" + std::to_string(axis)}))};
+    }
+    // Before opset 13 the input is coerced to 2-D at `axis` (default 1):
+    // the softmax runs over all axes from it.
+    const int64_t axis = NormalizeAxis(context.IntAttribute("axis", 1), rank);
+    if (axis == int64_t(rank) - 1) {
+      return std::vector<OnnxValue>{
+          Result(Call(op, {context.Tensor(0)}, {"axis=" + std::to_string(axis)}))};
+    }
+    const std::vector<int64_t> shape = StaticShapeOf(context, 0);
+    const int64_t outer = std::accumulate(shape.begin(), shape.begin() + axis, int64_t{1},
+                                          std::multiplies<int64_t>());
+    std::string flat = Call("reshape", {context.Tensor(0)}, {"newshape=" + IntList({outer, -1})});
+    return std::vector<OnnxValue>{
+        Result(Call("reshape", {Call(op, {flat}, {"axis=1"})}, {"newshape=" + IntList(shape)}))};
+  };
+}
+
+// ---- products -----------------------------------------------------------------------------
+
+std::vector<OnnxValue> ConvertGemm(ConvertContext& context) {
+  std::string a = context.Tensor(0), b = context.Tensor(1);
+  if (context.IntAttribute("transA", 0) != 0) a = Call("transpose", {a});
+  // nn.dense(a, b) is a times b transposed.
+  std::string product =
+      context.IntAttribute("transB", 0) != 0 ? Call("nn.dense", {a, b}) : Call("nn.matmul", {a, b});
+  const float alpha = context.FloatAttribute("alpha", 1.0f);
+  const float beta = context.FloatAttribute("beta", 1.0f);
+  if (alpha != 1.0f) product = Call("multiply", {product, FloatText(alpha)});
+  if (context.HasInput(2) && beta != 0.0f) {
+    std::string bias = context.Tensor(2);
+    if (beta != 1.0f) bias = Call("multiply", {bias, FloatText(beta)});
+    product = Call("add", {product, bias});
+  }
+  return {Result(product)};
+}
+
+std::vector<OnnxValue> ConvertMatMul(ConvertContext& context) {
+  const size_t a_rank = RankOf(context, 0), b_rank = RankOf(context, 1);
+  if (a_rank == 2 && b_rank == 2) {
+    return {Result(Call("nn.matmul", {context.Tensor(0), context.Tensor(1)}))};
+  }
+  if (a_rank == 3 && b_rank == 3) {
+    return {Result(
+        Call("nn.batch_matmul", {context.Tensor(0), context.Tensor(1)}, {"transpose_b=False"}))};
+  }
+  if (a_rank > 2 && b_rank == 2) {
+    // Rows of every leading index times b: flattened to 2-D and back.
+    const std::vector<int64_t> shape = StaticShapeOf(context, 0);
+    const std::vector<int64_t> b_shape = StaticShapeOf(context, 1);
+    std::vector<int64_t> out_shape(shape.begin(), shape.end() - 1);
+    out_shape.push_back(b_shape[1]);
+    std::string flat =
+        Call("reshape", {context.Tensor(0)}, {"newshape=" + IntList({-1, shape.back()})});
+    return {Result(Call("reshape", {Call("nn.matmul", {flat, context.Tensor(1)})},
+                        {"newshape=" + IntList(out_shape)}))};
+  }
+  Refuse("a product of ranks " + std::to_string(a_rank) + " and " + std::to_string(b_rank) +
+         " is not supported");
+}
+
+// ---- convolution and pooling ----------------------------------------------------------------
+
+// Relay's [top, left, bottom, right] padding of a 2-D window over input 0
+// (N, C, H, W): from `pads` or `auto_pad`.
+std::vector<int64_t> WindowPadding(ConvertContext& context, const std::vector<int64_t>& kernel,
+                                   const std::vector<int64_t>& strides,
+                                   const std::vector<int64_t>& dilations) {
+  const std::string auto_pad = context.StringAttribute("auto_pad", "NOTSET");
+  if (auto_pad == "NOTSET") {
+    std::vector<int64_t> pads = context.IntsAttribute("pads").value_or(std::vector<int64_t>(4, 0));
+    if (pads.size() != 4) Refuse("pads of " + std::to_string(pads.size()) + " values");
+    return {pads[0], pads[1], pads[2], pads[3]};
+  }
+  if (auto_pad == "VALID") return {0, 0, 0, 0};
+  if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") Refuse("auto_pad " + auto_pad);
+  const std::vector<int64_t> shape = StaticShapeOf(context, 0);
+  std::vector<int64_t> before(2), after(2);
+  for (size_t axis = 0; axis < 2; ++axis) {
+    const int64_t in = shape[2 + axis];
+    const int64_t out = (in + strides[axis] - 1) / strides[axis];
+    const int64_t extent = (kernel[axis] - 1) * dilations[axis] + 1;
+    const int64_t total = std::max<int64_t>(0, (out - 1) * strides[axis] + extent - in);
+    const int64_t small = total / 2, large = total - small;
+    before[axis] = auto_pad == "SAME_UPPER" ? small : large;
+    after[axis] = total - before[axis];
+  }
+  return {before[0], before[1], after[0], after[1]};
+}
+
+std::vector<int64_t> Pair(ConvertContext& context, const std::string& name, int64_t fallback) {
+  std::vector<int64_t> values = context.IntsAttribute(name).value_or(std::vector<int64_t>{});
+  if (values.empty()) values = {fallback, fallback};
+  if (values.size() != 2) Refuse(name + " of " + std::to_string(values.size()) + " values");
+  return values;
+}
+
+std::vector<OnnxValue> ConvertConv(ConvertContext& context) {
+  if (RankOf(context, 0) != 4) Refuse("only 2-D convolutions (4-D data) are supported");
+  const std::vector<int64_t> weight = StaticShapeOf(context, 1);
+  const std::vector<int64_t> kernel =
+      context.IntsAttribute("kernel_shape").value_or(std::vector<int64_t>{weight[2], weight[3]});
+  const std::vector<int64_t> strides = Pair(context, "strides", 1);
+  const std::vector<int64_t> dilations = Pair(context, "dilations", 1);
+  const int64_t groups = context.IntAttribute("group", 1);
+  std::string conv =
+      Call("nn.conv2d", {context.Tensor(0), context.Tensor(1)},
+           {"strides=" + IntList(strides),
+            "padding=" + IntList(WindowPadding(context, kernel, strides, dilations)),
+            "dilation=" + IntList(dilations), "groups=" + std::to_string(groups),
+            "channels=" + std::to_string(weight[0]), "kernel_size=" + IntList(kernel)});
+  if (context.HasInput(2)) conv = Call("nn.bias_add", {conv, context.Tensor(2)});
+  return {Result(conv)};
+}
+
+Converter Pool(bool average) {
+  return [average](ConvertContext& context) {
+    if (RankOf(context, 0) != 4) Refuse("only 2-D pooling (4-D data) is supported");
+    if (context.node().output_size() > 1) Refuse("its indices output is not supported");
+    if (context.IntAttribute("storage_order", 0) != 0) Refuse("storage_order 1");
+    const std::optional<std::vector<int64_t>> kernel = context.IntsAttribute("kernel_shape");
+    if (!kernel || kernel->size() != 2) Refuse("a 2-D kernel_shape is required");
+    const std::vector<int64_t> strides = Pair(context, "strides", 1);
+    const std::vector<int64_t> dilations = Pair(context, "dilations", 1);
+    std::vector<std::string> attributes = {
+        "pool_size=" + IntList(*kernel), "strides=" + IntList(strides),
+        "padding=" + IntList(WindowPadding(context, *kernel, strides, dilations)),
+        std::string("ceil_mode=") + (context.IntAttribute("ceil_mode", 0) ? "True" : "False")};
+    if (average) {
+      if (dilations != std::vector<int64_t>{1, 1}) Refuse("dilated average pooling");
+      attributes.push_back(std::string("count_include_pad=") +
+                           (context.IntAttribute("count_include_pad", 0) ? "True" : "False"));
+    } else {
+      attributes.push_back("dilation=" + IntList(dilations));
+    }
+    return std::vector<OnnxValue>{
+        Result(Call(average ? "nn.avg_pool2d" : "nn.max_pool2d", {context.Tensor(0)}, attributes))};
+  };
+}
+
+Converter GlobalPool(const std::string& op) {
+  return [op](ConvertContext& context) {
+    if (RankOf(context, 0) != 4) Refuse("only 4-D data is supported");
+    return std::vector<OnnxValue>{Result(Call(op, {context.Tensor(0)}))};
+  };
+}
+
+std::vector<OnnxValue> ConvertBatchNormalization(ConvertContext& context) {
+  if (context.node().output_size() > 1)
+    Refuse("training mode (running statistics) is not supported");
+  if (context.IntAttribute("training_mode", 0) != 0) Refuse("training mode is not supported");
+  const std::string epsilon = FloatText(context.FloatAttribute("epsilon", 1e-5f));
+  return {Result(Call("nn.batch_norm",
+                      {context.Tensor(0), context.Tensor(1), context.Tensor(2), context.Tensor(3),
+                       context.Tensor(4)},
+                      {"axis=1", "epsilon=" + epsilon}) +
+                 ".0")};
+}
+
+// ---- data movement ---------------------------------------------------------------------------
+
+std::vector<OnnxValue> ConvertFlatten(ConvertContext& context) {
+  const size_t rank = RankOf(context, 0);
+  const int64_t axis = context.IntAttribute("axis", 1);
+  const int64_t normalized = axis < 0 ? axis + int64_t(rank) : axis;
+  if (normalized < 0 || normalized > int64_t(rank)) Refuse("axis " + std::to_string(axis));
+  if (normalized == 1) return {Result(Call("nn.batch_flatten", {context.Tensor(0)}))};
+  const std::vector<int64_t> shape = StaticShapeOf(context, 0);
+  const int64_t outer = std::accumulate(shape.begin(), shape.begin() + normalized, int64_t{1},
+                                        std::multiplies<int64_t>());
+  return {Result(Call("reshape", {context.Tensor(0)}, {"newshape=" + IntList({outer, -1})}))};
+}
+
+std::vector<OnnxValue> ConvertReshape(ConvertContext& context) {
+  std::vector<int64_t> shape = context.opset() < 5
+                                   ? context.IntsAttribute("shape").value_or(std::vector<int64_t>{})
+                                   : IntValues(*context.Constant(1));
+  const bool allow_zero = context.IntAttribute("allowzero", 0) != 0;
+  return {Result(Call("reshape", {context.Tensor(0)},
+                      {"newshape=" + IntList(shape),
+                       std::string("allowzero=") + (allow_zero ? "True" : "False")}))};
+}
+
+std::vector<OnnxValue> ConvertTranspose(ConvertContext& context) {
+  const std::optional<std::vector<int64_t>> perm = context.IntsAttribute("perm");
+  if (!perm) return {Result(Call("transpose", {context.Tensor(0)}))};
+  return {Result(Call("transpose", {context.Tensor(0)}, {"axes=" + IntList(*perm)}))};
+}
+
+std::vector<OnnxValue> ConvertConcat(ConvertContext& context) {
+  const size_t rank = RankOf(context, 0);
+  const int64_t axis = NormalizeAxis(context.IntAttribute("axis", 0), rank);
+  std::string fields = "(";
+  for (size_t index = 0; index < context.input_count(); ++index)
+    fields += (index ? ", " : "") + context.Tensor(index);
+  if (context.input_count() == 1) fields += ",";
+  return {Result(Call("concatenate", {fields + ")"}, {"axis=" + std::to_string(axis)}))};
+}
+
+std::vector<OnnxValue> ConvertUnsqueeze(ConvertContext& context) {
+  std::optional<std::vector<int64_t>> axes = AxesOf(context, 13, 1);
+  if (!axes) Refuse("axes are required");
+  const int64_t out_rank = int64_t(RankOf(context, 0) + axes->size());
+  for (int64_t& axis : *axes) axis = NormalizeAxis(axis, size_t(out_rank));
+  std::sort(axes->begin(), axes->end());
+  std::string expr = context.Tensor(0);
+  for (int64_t axis : *axes) expr = Call("expand_dims", {expr}, {"axis=" + std::to_string(axis)});
+  return {Result(expr)};
+}
+
+std::vector<OnnxValue> ConvertSqueeze(ConvertContext& context) {
+  std::optional<std::vector<int64_t>> axes = AxesOf(context, 13, 1);
+  if (!axes) return {Result(Call("squeeze", {context.Tensor(0)}))};
+  const size_t rank = RankOf(context, 0);
+  for (int64_t& axis : *axes) axis = NormalizeAxis(axis, rank);
+  return {Result(Call("squeeze", {context.Tensor(0)}, {"axis=" + IntList(*axes)}))};
+}
+
+std::vector<OnnxValue> ConvertCast(ConvertContext& context) {
+  const int64_t to = context.IntAttribute("to", 0);
+  const std::optional<DType> dtype = DTypeOfElementType(int32_t(to));
+  if (!dtype) Refuse("a cast to " + ElementTypeName(int32_t(to)));
+  return {Result(
+      Call("cast", {context.Tensor(0)}, {"dtype=\"" + std::string(DTypeName(*dtype)) + "\""}))};
+}
+
+// ---- constants and shapes ------------------------------------------------------------------
+
+OnnxValue ConstantValue(Ref<Tensor> tensor) {
+  OnnxValue value;
+  value.dtype = tensor->dtype();
+  value.shape = std::vector<int64_t>(tensor->shape().begin(), tensor->shape().end());
+  value.constant = std::move(tensor);
+  return value;
+}
+
+std::vector<OnnxValue> ConvertConstant(ConvertContext& context) {
+  if (const onnx::AttributeProto* value = context.Attribute("value")) {
+    return {ConstantValue(TensorFromProto(value->t(), context.model_folder(), "Constant's value"))};
+  }
+  auto filled = [](DType dtype, Shape shape, auto fill) {
+    Ref<Tensor> tensor = Tensor::Empty(HostDevice(), std::move(shape), dtype);
+    fill(*tensor);
+    tensor->MarkImmutable();
+    return tensor;
+  };
+  if (const onnx::AttributeProto* value = context.Attribute("value_float")) {
+    const float number = value->f();
+    return {ConstantValue(
+        filled(DType::kFloat32, {}, [&](Tensor& t) { t.data<float>()[0] = number; }))};
+  }
+  if (const onnx::AttributeProto* value = context.Attribute("value_int")) {
+    const int64_t number = value->i();
+    return {ConstantValue(
+        filled(DType::kInt64, {}, [&](Tensor& t) { t.data<int64_t>()[0] = number; }))};
+  }
+  if (const onnx::AttributeProto* value = context.Attribute("value_floats")) {
+    const auto& numbers = value->floats();
+    return {ConstantValue(filled(DType::kFloat32, {numbers.size()}, [&](Tensor& t) {
+      std::copy(numbers.begin(), numbers.end(), t.data<float>());
+    }))};
+  }
+  if (const onnx::AttributeProto* value = context.Attribute("value_ints")) {
+    const auto& numbers = value->ints();
+    return {ConstantValue(filled(DType::kInt64, {numbers.size()}, [&](Tensor& t) {
+      std::copy(numbers.begin(), numbers.end(), t.data<int64_t>());
+    }))};
+  }
+  Refuse("a constant of this kind (sparse, string) is not supported");
+}
+
+// Shape: folded to a constant when every dimension is known, else shape_of.
+std::vector<OnnxValue> ConvertShape(ConvertContext& context) {
+  const OnnxValue& data = context.Input(0);
+  if (!data.shape) Refuse("the rank of its input is unknown");
+  const int64_t rank = int64_t(data.shape->size());
+  int64_t start = context.IntAttribute("start", 0), end = context.IntAttribute("end", rank);
+  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+  const std::vector<int64_t> dims(data.shape->begin() + start,
+                                  data.shape->begin() + std::max(start, end));
+  if (std::all_of(dims.begin(), dims.end(), [](int64_t dim) { return dim >= 0; })) {
+    Ref<Tensor> tensor = Tensor::Empty(HostDevice(), {int64_t(dims.size())}, DType::kInt64);
+    std::copy(dims.begin(), dims.end(), tensor->data<int64_t>());
+    tensor->MarkImmutable();
+    return {ConstantValue(tensor)};
+  }
+  std::string expr = Call("shape_of", {context.Tensor(0)}, {"dtype=\"int64\""});
+  if (start != 0 || end != rank) {
+    expr = Call("strided_slice", {expr},
+                {"begin=" + IntList({start}), "end=" + IntList({std::max(start, end)})});
+  }
+  return {Result(expr)};
+}
+
+// Gather: folded when both operands are constant integers (shape
+// arithmetic), else take along the axis.
+std::vector<OnnxValue> ConvertGather(ConvertContext& context) {
+  const size_t rank = RankOf(context, 0);
+  const int64_t axis = NormalizeAxis(context.IntAttribute("axis", 0), rank);
+  const OnnxValue& data = context.Input(0);
+  const OnnxValue& indices = context.Input(1);
+  if (data.constant && indices.constant && rank == 1 && data.constant->dtype() == DType::kInt64) {
+    const std::vector<int64_t> values = IntValues(*data.constant);
+    const std::vector<int64_t> picks = IntValues(*indices.constant);
+    Ref<Tensor> tensor = Tensor::Empty(HostDevice(), indices.constant->shape(), DType::kInt64);
+    for (size_t index = 0; index < picks.size(); ++index) {
+      int64_t pick = picks[index] < 0 ? picks[index] + int64_t(values.size()) : picks[index];
+      if (pick < 0 || pick >= int64_t(values.size())) Refuse("an index outside the data");
+      tensor->data<int64_t>()[index] = values[size_t(pick)];
+    }
+    tensor->MarkImmutable();
+    return {ConstantValue(tensor)};
+  }
+  // ONNX's negative indices count from the end: take's "wrap" mode does
+  // that for indices in [-n, n).
+  return {Result(Call("take", {context.Tensor(0), context.Tensor(1)},
+                      {"axis=" + std::to_string(axis), "mode=\"wrap\""}))};
+}
+
+Converter Reduce(const std::string& op, int64_t axes_input_opset) {
+  return [op, axes_input_opset](ConvertContext& context) {
+    const size_t rank = RankOf(context, 0);
+    std::optional<std::vector<int64_t>> axes = AxesOf(context, axes_input_opset, 1);
+    const bool keepdims = context.IntAttribute("keepdims", 1) != 0;
+    std::vector<std::string> attributes{std::string("keepdims=") + (keepdims ? "True" : "False")};
+    if (axes && axes->empty() && context.IntAttribute("noop_with_empty_axes", 0) != 0) {
+      return std::vector<OnnxValue>{Result(context.Tensor(0))};
+    }
+    if (axes && !axes->empty()) {
+      for (int64_t& axis : *axes) axis = NormalizeAxis(axis, rank);
+      attributes.insert(attributes.begin(), "axis=" + IntList(*axes));
+    }
+    return std::vector<OnnxValue>{Result(Call(op, {context.Tensor(0)}, attributes))};
+  };
+}
+
+const std::map<std::string, Converter>& Table() {
+  static const std::map<std::string, Converter> table = [] {
+    std::map<std::string, Converter> converters;
+    for (const auto& [onnx_name, relay_name] :
+         std::vector<std::pair<std::string, std::string>>{{"Relu", "nn.relu"},
+                                                          {"Sigmoid", "sigmoid"},
+                                                          {"Tanh", "tanh"},
+                                                          {"Exp", "exp"},
+                                                          {"Log", "log"},
+                                                          {"Sqrt", "sqrt"},
+                                                          {"Abs", "abs"},
+                                                          {"Neg", "negative"},
+                                                          {"Floor", "floor"},
+                                                          {"Ceil", "ceil"},
+                                                          {"Erf", "erf"},
+                                                          {"Sin", "sin"},
+                                                          {"Cos", "cos"},
+                                                          {"Not", "logical_not"},
+                                                          {"Sign", "sign"},
+                                                          {"IsNaN", "isnan"}}) {
+      converters[onnx_name] = Unary(relay_name);
+    }
+    for (const auto& [onnx_name, relay_name] :
+         std::vector<std::pair<std::string, std::string>>{{"Add", "add"},
+                                                          {"Sub", "subtract"},
+                                                          {"Mul", "multiply"},
+                                                          {"Equal", "equal"},
+                                                          {"Less", "less"},
+                                                          {"Greater", "greater"},
+                                                          {"LessOrEqual", "less_equal"},
+                                                          {"GreaterOrEqual", "greater_equal"},
+                                                          {"And", "logical_and"},
+                                                          {"Or", "logical_or"},
+                                                          {"Xor", "logical_xor"}}) {
+      converters[onnx_name] = Binary(relay_name);
+    }
+    converters["Max"] = Variadic("maximum");
+    converters["Min"] = Variadic("minimum");
+    converters["Sum"] = Variadic("add");
+    converters["Div"] = ConvertDiv;
+    converters["Pow"] = ConvertPow;
+    converters["Mod"] = ConvertMod;
+    converters["Where"] = [](ConvertContext& context) {
+      return std::vector<OnnxValue>{
+          Result(Call("where", {context.Tensor(0), context.Tensor(1), context.Tensor(2)}))};
+    };
+    converters["Identity"] = ConvertIdentity;
+    converters["Dropout"] = ConvertDropout;
+    converters["Clip"] = ConvertClip;
+    converters["LeakyRelu"] = ConvertLeakyRelu;
+    converters["Softmax"] = Softmax("nn.softmax");
+    converters["LogSoftmax"] = Softmax("nn.log_softmax");
+    converters["Gemm"] = ConvertGemm;
+    converters["MatMul"] = ConvertMatMul;
+    converters["Conv"] = ConvertConv;
+    converters["MaxPool"] = Pool(false);
+    converters["AveragePool"] = Pool(true);
+    converters["GlobalAveragePool"] = GlobalPool("nn.global_avg_pool2d");
+    converters["GlobalMaxPool"] = GlobalPool("nn.global_max_pool2d");
+    converters["BatchNormalization"] = ConvertBatchNormalization;
+    converters["Flatten"] = ConvertFlatten;
+    converters["Reshape"] = ConvertReshape;
+    converters["Transpose"] = ConvertTranspose;
+    converters["Concat"] = ConvertConcat;
+    converters["Unsqueeze"] = ConvertUnsqueeze;
+    converters["Squeeze"] = ConvertSqueeze;
+    converters["Cast"] = ConvertCast;
+    converters["Constant"] = ConvertConstant;
+    converters["Shape"] = ConvertShape;
+    converters["Gather"] = ConvertGather;
+    // ReduceSum takes its axes as an input from opset 13, the others from 18.
+    converters["ReduceSum"] = Reduce("sum", 13);
+    converters["ReduceMean"] = Reduce("mean", 18);
+    converters["ReduceMax"] = Reduce("max", 18);
+    converters["ReduceMin"] = Reduce("min", 18);
+    converters["ReduceProd"] = Reduce("prod", 18);
+    return converters;
+  }();
+  return table;
+}
+
+}  // namespace
+
+const Ref<relay::Tensor>& ConvertContext::Constant(size_t index) const {
+  if (!HasInput(index)) Refuse("input " + std::to_string(index) + " is required");
+  const OnnxValue& value = Input(index);
+  if (!value.constant) {
+    Refuse("input " + std::to_string(index) + " must be known while importing (a constant)");
+  }
+  return value.constant;
+}
+
+const onnx::AttributeProto* ConvertContext::Attribute(const std::string& name) const {
+  for (const onnx::AttributeProto& attribute : node().attribute()) {
+    if (attribute.name() == name) return &attribute;
+  }
+  return nullptr;
+}
+
+int64_t ConvertContext::IntAttribute(const std::string& name, int64_t fallback) const {
+  const onnx::AttributeProto* attribute = Attribute(name);
+  if (attribute == nullptr) return fallback;
+  if (attribute->type() != onnx::AttributeProto::INT)
+    Refuse("attribute " + name + " is not an int");
+  return attribute->i();
+}
+
+float ConvertContext::FloatAttribute(const std::string& name, float fallback) const {
+  const onnx::AttributeProto* attribute = Attribute(name);
+  if (attribute == nullptr) return fallback;
+  if (attribute->type() != onnx::AttributeProto::FLOAT)
+    Refuse("attribute " + name + " is not a float");
+  return attribute->f();
+}
+
+std::string ConvertContext::StringAttribute(const std::string& name,
+                                            const std::string& fallback) const {
+  const onnx::AttributeProto* attribute = Attribute(name);
+  if (attribute == nullptr) return fallback;
+  if (attribute->type() != onnx::AttributeProto::STRING)
+    Refuse("attribute " + name + " is not a string");
+  return attribute->s();
+}
+
+std::optional<std::vector<int64_t>> ConvertContext::IntsAttribute(const std::string& name) const {
+  const onnx::AttributeProto* attribute = Attribute(name);
+  if (attribute == nullptr) return std::nullopt;
+  if (attribute->type() != onnx::AttributeProto::INTS) Refuse("attribute " + name + " is not ints");
+  return std::vector<int64_t>(attribute->ints().begin(), attribute->ints().end());
+}
+
+const Converter* FindConverter(const std::string& op_type) {
+  auto found = Table().find(op_type);
+  return found == Table().end() ? nullptr : &found->second;
+}
+
+std::vector<std::string> ConvertedOperators() {
+  std::vector<std::string> names;
+  for (const auto& [name, converter] : Table()) names.push_back(name);
+  return names;
+}
+
+std::string ScalarLiteral(const relay::Tensor& scalar) {
+  switch (scalar.dtype()) {
+    case DType::kFloat32:
+      return FloatText(scalar.data<float>()[0]);
+    case DType::kFloat64: {
+      std::string text = FloatText(scalar.data<double>()[0]);
+      return text + "64";
+    }
+    case DType::kInt64:
+      return std::to_string(scalar.data<int64_t>()[0]) + "i64";
+    case DType::kInt32:
+      return std::to_string(scalar.data<int32_t>()[0]);
+    case DType::kBool:
+      return scalar.data<bool>()[0] ? "True" : "False";
+    default:
+      return "";
+  }
+}
+
+}  // namespace relay::onnx_import

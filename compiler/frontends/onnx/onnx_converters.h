@@ -1,0 +1,81 @@
+// The ONNX operators the importer converts, each to a Relay expression
+// over its inputs' expressions (onnx_import.h holds the rest of the
+// importer: reading the model, naming values, writing the module).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "relay/dtype.h"
+#include "relay/tensor.h"
+
+namespace onnx {
+class NodeProto;
+class AttributeProto;
+}  // namespace onnx
+
+namespace relay::onnx_import {
+
+// What the importer knows of a value of the graph.
+struct OnnxValue {
+  // Its Relay expression: a variable, or a scalar literal. Empty for a
+  // constant that is not yet a variable (see ConvertContext::Tensor).
+  std::string expr;
+  DType dtype = DType::kFloat32;
+  // Its shape when its rank is known, each dimension -1 when unknown.
+  std::optional<std::vector<int64_t>> shape;
+  // Its value, when known while importing (an initializer, a Constant
+  // node's output, a folded shape computation).
+  Ref<Tensor> constant;
+};
+
+// Why a node cannot be converted: names what is missing, for the
+// importer's one message listing every such node.
+struct Unsupported {
+  std::string reason;
+};
+
+// One node being converted.
+class ConvertContext {
+ public:
+  virtual ~ConvertContext() = default;
+  virtual const onnx::NodeProto& node() const = 0;
+  virtual int64_t opset() const = 0;
+  // Where the model's external data files are.
+  virtual const std::string& model_folder() const = 0;
+  // The node's inputs (an omitted optional input is absent).
+  virtual size_t input_count() const = 0;
+  virtual bool HasInput(size_t index) const = 0;
+  virtual const OnnxValue& Input(size_t index) const = 0;
+  // Input `index` as a Relay expression: a constant becomes a weight of
+  // @main (or a literal for a scalar) the first time it is used so.
+  virtual std::string Tensor(size_t index) = 0;
+  // Input `index`'s value, which must be known while importing (a shape, an
+  // axis list, a clip bound): Unsupported otherwise.
+  const Ref<relay::Tensor>& Constant(size_t index) const;
+
+  // Attributes, with defaults; a value of the wrong kind is Unsupported.
+  const onnx::AttributeProto* Attribute(const std::string& name) const;
+  int64_t IntAttribute(const std::string& name, int64_t fallback) const;
+  float FloatAttribute(const std::string& name, float fallback) const;
+  std::string StringAttribute(const std::string& name, const std::string& fallback) const;
+  std::optional<std::vector<int64_t>> IntsAttribute(const std::string& name) const;
+};
+
+// A converter returns its outputs' expressions (one per node output it
+// defines), each with what is known of its dtype, shape and value.
+using Converter = std::function<std::vector<OnnxValue>(ConvertContext&)>;
+
+// The converter of `op_type` (the default ONNX domain), or null.
+const Converter* FindConverter(const std::string& op_type);
+
+// Every operator type with a converter, sorted (for docs and tests).
+std::vector<std::string> ConvertedOperators();
+
+// A Relay literal of a scalar (0-d) host tensor: 1.5f, 3i64, True, ...
+std::string ScalarLiteral(const relay::Tensor& scalar);
+
+}  // namespace relay::onnx_import

@@ -1,0 +1,339 @@
+#include "compiler/frontends/onnx/onnx_import.h"
+
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "compiler/frontends/onnx/onnx_converters.h"
+#include "compiler/frontends/onnx/onnx_tensors.h"
+#include "relay/error.h"
+
+namespace relay::onnx_import {
+
+namespace {
+
+// The default domain's opsets the converters are written for.
+constexpr int64_t kMinimumOpset = 7;
+constexpr int64_t kMaximumOpset = 18;
+
+bool IsIdentifierStart(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool IsIdentifierPart(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+// A value's type as ONNX's shape inference or the graph declares it.
+struct DeclaredType {
+  int32_t element_type = 0;
+  std::optional<std::vector<int64_t>> shape;  // -1 for a dimension unknown until run time
+};
+
+DeclaredType TypeOf(const onnx::ValueInfoProto& info) {
+  DeclaredType type;
+  if (!info.type().has_tensor_type()) return type;
+  const onnx::TypeProto_Tensor& tensor = info.type().tensor_type();
+  type.element_type = tensor.elem_type();
+  if (tensor.has_shape()) {
+    std::vector<int64_t> dims;
+    for (const onnx::TensorShapeProto_Dimension& dim : tensor.shape().dim())
+      dims.push_back(dim.has_dim_value() && dim.dim_value() >= 0 ? dim.dim_value() : -1);
+    type.shape = std::move(dims);
+  }
+  return type;
+}
+
+// A Relay tensor type: Tensor[(1, ?, 3), float32], or the dtype for rank 0.
+std::string TypeText(DType dtype, const std::vector<int64_t>& shape) {
+  if (shape.empty()) return std::string(DTypeName(dtype));
+  std::string text = "Tensor[(";
+  for (size_t index = 0; index < shape.size(); ++index)
+    text +=
+        (index ? ", " : "") + (shape[index] < 0 ? std::string("?") : std::to_string(shape[index]));
+  return text + (shape.size() == 1 ? ",), " : "), ") + std::string(DTypeName(dtype)) + "]";
+}
+
+class Importer {
+ public:
+  Importer(onnx::ModelProto& model, std::string origin, std::string folder)
+      : model_(model), origin_(std::move(origin)), folder_(std::move(folder)) {}
+
+  ImportedModel Run() {
+    opset_ = DefaultOpset();
+    Check();
+    const onnx::GraphProto& graph = model_.graph();
+    for (const onnx::ValueInfoProto& info : graph.value_info())
+      declared_[info.name()] = TypeOf(info);
+    for (const onnx::ValueInfoProto& info : graph.output()) declared_[info.name()] = TypeOf(info);
+    for (const onnx::TensorProto& initializer : graph.initializer()) {
+      OnnxValue value;
+      value.constant =
+          TensorFromProto(initializer, folder_, "initializer '" + initializer.name() + "'");
+      value.dtype = value.constant->dtype();
+      value.shape =
+          std::vector<int64_t>(value.constant->shape().begin(), value.constant->shape().end());
+      values_[initializer.name()] = value;
+    }
+    for (const onnx::ValueInfoProto& input : graph.input()) {
+      if (values_.count(input.name())) continue;  // an initializer's default value
+      DeclareInput(input);
+    }
+    for (const onnx::NodeProto& node : graph.node()) ConvertNode(node);
+    if (!problems_.empty()) ReportProblems();
+
+    std::vector<std::string> results;
+    for (const onnx::ValueInfoProto& output : graph.output()) {
+      imported_.outputs.push_back(output.name());
+      results.push_back(Materialize(output.name(), "graph output"));
+    }
+    std::ostringstream text;
+    text << "#[version = \"0.0.5\"]\n";
+    text << "// Imported from " << std::filesystem::path(origin_).filename().string() << " (opset "
+         << opset_ << ").\n";
+    text << "def @main(";
+    for (size_t index = 0; index < parameters_.size(); ++index)
+      text << (index ? ",\n          " : "") << parameters_[index];
+    text << ") {\n";
+    for (const std::string& binding : bindings_) text << "  " << binding << "\n";
+    if (results.size() == 1) {
+      text << "  " << results[0] << "\n";
+    } else {
+      text << "  (";
+      for (size_t index = 0; index < results.size(); ++index)
+        text << (index ? ", " : "") << results[index];
+      text << (results.size() == 1 ? ",)" : ")") << "\n";
+    }
+    text << "}\n";
+    imported_.relay_text = text.str();
+    return std::move(imported_);
+  }
+
+  // Input `name` as a Relay expression (see ConvertContext::Tensor).
+  std::string Materialize(const std::string& name, const std::string& what) {
+    auto found = values_.find(name);
+    if (found == values_.end()) Fail(what + " '" + name + "' is not defined");
+    OnnxValue& value = found->second;
+    if (!value.expr.empty()) return value.expr;
+    if (value.constant->ndim() == 0) {
+      std::string literal = ScalarLiteral(*value.constant);
+      if (!literal.empty()) return literal;
+    }
+    const std::string identifier = UniqueIdentifier(name);
+    imported_.weights[identifier] = value.constant;
+    parameters_.push_back("%" + identifier + ": " +
+                          TypeText(value.constant->dtype(), *value.shape));
+    value.expr = "%" + identifier;
+    return value.expr;
+  }
+
+  int64_t opset() const { return opset_; }
+  const std::string& folder() const { return folder_; }
+  const OnnxValue* Find(const std::string& name) const {
+    auto found = values_.find(name);
+    return found == values_.end() ? nullptr : &found->second;
+  }
+
+ private:
+  [[noreturn]] void Fail(const std::string& message) const {
+    throw Error(ErrorKind::kLoad, origin_ + ": " + message);
+  }
+
+  int64_t DefaultOpset() const {
+    for (const onnx::OperatorSetIdProto& entry : model_.opset_import()) {
+      if (entry.domain().empty() || entry.domain() == "ai.onnx") return entry.version();
+    }
+    Fail("the model imports no opset of the default ONNX domain");
+  }
+
+  // The checker and shape inference of Debian's ONNX library.
+  void Check() {
+    if (opset_ < kMinimumOpset || opset_ > kMaximumOpset) {
+      throw Error(ErrorKind::kCompile,
+                  origin_ + ": opset " + std::to_string(opset_) + " is outside the supported " +
+                      std::to_string(kMinimumOpset) + "-" + std::to_string(kMaximumOpset));
+    }
+    try {
+      onnx::checker::check_model(model_);
+      onnx::shape_inference::InferShapes(model_);
+    } catch (const std::exception& error) {
+      Fail(std::string("not a valid ONNX model: ") + error.what());
+    }
+  }
+
+  std::string UniqueIdentifier(const std::string& onnx_name) {
+    std::string identifier = RelayIdentifier(onnx_name);
+    if (used_identifiers_.insert(identifier).second) return identifier;
+    for (int suffix = 2;; ++suffix) {
+      const std::string candidate = identifier + "_" + std::to_string(suffix);
+      if (used_identifiers_.insert(candidate).second) return candidate;
+    }
+  }
+
+  void DeclareInput(const onnx::ValueInfoProto& input) {
+    const DeclaredType type = TypeOf(input);
+    if (!input.type().has_tensor_type()) Fail("input '" + input.name() + "' is not a tensor");
+    const std::optional<DType> dtype = DTypeOfElementType(type.element_type);
+    if (!dtype) {
+      Fail("input '" + input.name() + "' has element type " + ElementTypeName(type.element_type) +
+           ", which relay-vm does not support");
+    }
+    if (!type.shape) Fail("input '" + input.name() + "' has no shape (its rank is needed)");
+    const std::string identifier = UniqueIdentifier(input.name());
+    parameters_.push_back("%" + identifier + ": " + TypeText(*dtype, *type.shape));
+    imported_.inputs.emplace_back(input.name(), identifier);
+    OnnxValue value;
+    value.expr = "%" + identifier;
+    value.dtype = *dtype;
+    value.shape = type.shape;
+    values_[input.name()] = value;
+  }
+
+  void ConvertNode(const onnx::NodeProto& node);
+
+  void ReportProblems() const {
+    std::string message = origin_ + ": cannot import " + std::to_string(problems_.size()) +
+                          " node" + (problems_.size() == 1 ? "" : "s") + " (opset " +
+                          std::to_string(opset_) + "):";
+    for (const std::string& problem : problems_) message += "\n  " + problem;
+    if (!unsupported_operators_.empty()) {
+      message += "\nunsupported operators:";
+      for (const std::string& op : unsupported_operators_) message += " " + op;
+    }
+    throw Error(ErrorKind::kCompile, message);
+  }
+
+  onnx::ModelProto& model_;
+  const std::string origin_;
+  const std::string folder_;
+  int64_t opset_ = 0;
+  std::unordered_map<std::string, DeclaredType> declared_;
+  std::unordered_map<std::string, OnnxValue> values_;
+  std::set<std::string> used_identifiers_;
+  std::set<std::string> poisoned_;  // outputs of nodes that failed
+  std::vector<std::string> parameters_;
+  std::vector<std::string> bindings_;
+  std::vector<std::string> problems_;
+  std::set<std::string> unsupported_operators_;
+  ImportedModel imported_;
+};
+
+class NodeContext final : public ConvertContext {
+ public:
+  NodeContext(Importer& importer, const onnx::NodeProto& node, std::vector<const OnnxValue*> inputs)
+      : importer_(importer), node_(node), inputs_(std::move(inputs)) {}
+
+  const onnx::NodeProto& node() const override { return node_; }
+  int64_t opset() const override { return importer_.opset(); }
+  const std::string& model_folder() const override { return importer_.folder(); }
+  size_t input_count() const override { return inputs_.size(); }
+  bool HasInput(size_t index) const override {
+    return index < inputs_.size() && inputs_[index] != nullptr;
+  }
+  const OnnxValue& Input(size_t index) const override {
+    if (!HasInput(index)) throw Unsupported{"input " + std::to_string(index) + " is required"};
+    return *inputs_[index];
+  }
+  std::string Tensor(size_t index) override {
+    Input(index);
+    return importer_.Materialize(node_.input(int(index)), "input");
+  }
+
+ private:
+  Importer& importer_;
+  const onnx::NodeProto& node_;
+  std::vector<const OnnxValue*> inputs_;
+};
+
+void Importer::ConvertNode(const onnx::NodeProto& node) {
+  // Nodes need no name: an unnamed one goes by its first output.
+  const std::string label =
+      (node.name().empty() && node.output_size() > 0 ? "node of output '" + node.output(0) + "'"
+                                                      : "node '" + node.name() + "'") +
+      " (" + node.op_type() + ")";
+  auto poison = [&]() {
+    for (const std::string& output : node.output()) poisoned_.insert(output);
+  };
+  std::vector<const OnnxValue*> inputs;
+  for (const std::string& name : node.input()) {
+    if (name.empty()) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    if (poisoned_.count(name)) return poison();  // reported at its producer
+    const OnnxValue* value = Find(name);
+    if (value == nullptr) Fail(label + ": input '" + name + "' is not defined");
+    inputs.push_back(value);
+  }
+  const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
+  const Converter* converter = default_domain ? FindConverter(node.op_type()) : nullptr;
+  if (converter == nullptr) {
+    const std::string op = (default_domain ? "" : node.domain() + ".") + node.op_type();
+    problems_.push_back(label + ": no converter for " + op);
+    unsupported_operators_.insert(op);
+    return poison();
+  }
+  std::vector<OnnxValue> results;
+  try {
+    NodeContext context(*this, node, inputs);
+    results = (*converter)(context);
+  } catch (const Unsupported& unsupported) {
+    problems_.push_back(label + ": " + unsupported.reason);
+    return poison();
+  }
+  for (size_t index = 0; index < results.size() && index < size_t(node.output_size()); ++index) {
+    const std::string& name = node.output(int(index));
+    if (name.empty()) continue;
+    OnnxValue value = std::move(results[index]);
+    auto declared = declared_.find(name);
+    if (declared != declared_.end()) {
+      if (std::optional<DType> dtype = DTypeOfElementType(declared->second.element_type))
+        value.dtype = *dtype;
+      if (declared->second.shape && !value.constant) value.shape = declared->second.shape;
+    }
+    // A call is bound to a variable; a variable, a projection or a
+    // literal (an Identity's) is used as it is.
+    if (value.expr.find('(') != std::string::npos) {
+      const std::string identifier = UniqueIdentifier(name);
+      bindings_.push_back("let %" + identifier + " = " + value.expr + ";");
+      value.expr = "%" + identifier;
+    }
+    values_[name] = std::move(value);
+  }
+}
+
+}  // namespace
+
+std::string RelayIdentifier(const std::string& onnx_name) {
+  std::string identifier;
+  for (char c : onnx_name) identifier += IsIdentifierPart(c) ? c : '_';
+  if (identifier.empty() || !IsIdentifierStart(identifier[0])) identifier = "_" + identifier;
+  return identifier;
+}
+
+ImportedModel ImportOnnxBytes(const std::string& bytes, const std::string& origin,
+                              const std::string& folder) {
+  onnx::ModelProto model;
+  if (bytes.empty() || !model.ParseFromString(bytes)) {
+    throw Error(ErrorKind::kLoad, origin + ": not an ONNX model (the protobuf does not parse)");
+  }
+  if (!model.has_graph()) throw Error(ErrorKind::kLoad, origin + ": the model has no graph");
+  return Importer(model, origin, folder).Run();
+}
+
+ImportedModel ImportOnnxFile(const std::string& path) {
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream) throw Error(ErrorKind::kLoad, "cannot read " + path);
+  std::ostringstream bytes;
+  bytes << stream.rdbuf();
+  if (!stream && !stream.eof()) throw Error(ErrorKind::kLoad, "cannot read " + path);
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  return ImportOnnxBytes(bytes.str(), path, folder.empty() ? "." : folder.string());
+}
+
+}  // namespace relay::onnx_import
