@@ -254,7 +254,7 @@ void Importer::ConvertNode(const onnx::NodeProto& node) {
   // Nodes need no name: an unnamed one goes by its first output.
   const std::string label =
       (node.name().empty() && node.output_size() > 0 ? "node of output '" + node.output(0) + "'"
-                                                      : "node '" + node.name() + "'") +
+                                                     : "node '" + node.name() + "'") +
       " (" + node.op_type() + ")";
   auto poison = [&]() {
     for (const std::string& output : node.output()) poisoned_.insert(output);
