@@ -584,6 +584,225 @@ Converter Reduce(const std::string& op, int64_t axes_input_opset) {
   };
 }
 
+// ---- more elementwise ----------------------------------------------------------------------
+
+// A float literal of input 0's dtype.
+std::string Literal(const ConvertContext& context, double value) {
+  const DType dtype = context.Input(0).dtype;
+  if (dtype == DType::kFloat64) return FloatText(value) + "64";
+  if (dtype != DType::kFloat32) Refuse("only float32 and float64 data are supported");
+  return FloatText(value);
+}
+
+// Elementwise operators written out over the data `x` (input 0).
+Converter Formula(std::function<std::string(ConvertContext&, const std::string&)> formula) {
+  return [formula](ConvertContext& context) {
+    return std::vector<OnnxValue>{Result(formula(context, context.Tensor(0)))};
+  };
+}
+
+std::string Where(const std::string& condition, const std::string& yes, const std::string& no) {
+  return Call("where", {condition, yes, no});
+}
+
+std::vector<OnnxValue> ConvertMean(ConvertContext& context) {
+  std::string sum = context.Tensor(0);
+  for (size_t index = 1; index < context.input_count(); ++index)
+    sum = Call("add", {sum, context.Tensor(index)});
+  return {Result(Call("divide", {sum, Literal(context, double(context.input_count()))}))};
+}
+
+std::vector<OnnxValue> ConvertSize(ConvertContext& context) {
+  return {Result(Call("ndarray_size", {context.Tensor(0)}, {"dtype=\"int64\""}))};
+}
+
+// ArgMax/ArgMin: ONNX's indices are int64, relay-vm's int32.
+Converter ArgReduce(const std::string& op) {
+  return [op](ConvertContext& context) {
+    const size_t rank = RankOf(context, 0);
+    const int64_t axis = NormalizeAxis(context.IntAttribute("axis", 0), rank);
+    const bool keepdims = context.IntAttribute("keepdims", 1) != 0;
+    const bool last = context.IntAttribute("select_last_index", 0) != 0;
+    return std::vector<OnnxValue>{Result(Call(
+        "cast",
+        {Call(op, {context.Tensor(0)},
+              {"axis=" + IntList({axis}), std::string("keepdims=") + (keepdims ? "True" : "False"),
+               std::string("select_last_index=") + (last ? "True" : "False")})},
+        {"dtype=\"int64\""}))};
+  };
+}
+
+std::vector<OnnxValue> ConvertPRelu(ConvertContext& context) {
+  const std::string x = context.Tensor(0);
+  return {Result(
+      Where(Call("less", {x, Literal(context, 0)}), Call("multiply", {x, context.Tensor(1)}), x))};
+}
+
+std::vector<OnnxValue> ConvertIsInf(ConvertContext& context) {
+  const std::string x = context.Tensor(0);
+  const bool negative = context.IntAttribute("detect_negative", 1) != 0;
+  const bool positive = context.IntAttribute("detect_positive", 1) != 0;
+  const std::string infinite = Call("isinf", {x});
+  if (negative && positive) return {Result(infinite)};
+  if (!negative && !positive) return {Result(Call("logical_and", {infinite, "False"}))};
+  return {Result(Call("logical_and",
+                      {infinite, Call(positive ? "greater" : "less", {x, Literal(context, 0)})}))};
+}
+
+// ---- more data movement ----------------------------------------------------------------------
+
+// The broadcast of two static shapes (NumPy's rules).
+std::vector<int64_t> BroadcastShapes(std::vector<int64_t> a, std::vector<int64_t> b) {
+  if (a.size() < b.size()) std::swap(a, b);
+  b.insert(b.begin(), a.size() - b.size(), 1);
+  for (size_t axis = 0; axis < a.size(); ++axis) {
+    if (a[axis] == 1)
+      a[axis] = b[axis];
+    else if (b[axis] != 1 && b[axis] != a[axis])
+      Refuse("shapes that do not broadcast");
+  }
+  return a;
+}
+
+std::vector<OnnxValue> ConvertExpand(ConvertContext& context) {
+  const std::vector<int64_t> shape =
+      BroadcastShapes(StaticShapeOf(context, 0), IntValues(*context.Constant(1)));
+  return {Result(Call("broadcast_to", {context.Tensor(0)}, {"shape=" + IntList(shape)}))};
+}
+
+std::vector<OnnxValue> ConvertConstantOfShape(ConvertContext& context) {
+  const std::vector<int64_t> shape = IntValues(*context.Constant(0));
+  std::string fill = "0f";
+  DType dtype = DType::kFloat32;
+  if (const onnx::AttributeProto* value = context.Attribute("value")) {
+    Ref<relay::Tensor> tensor = TensorFromProto(value->t(), context.model_folder(), "value");
+    if (tensor->element_count() != 1) Refuse("a value of more than one element");
+    dtype = tensor->dtype();
+    fill = ScalarLiteral(*tensor->Reshape({}));
+    if (fill.empty()) Refuse("a value of " + std::string(DTypeName(dtype)));
+  }
+  return {
+      Result(Call("full", {fill},
+                  {"shape=" + IntList(shape), "dtype=\"" + std::string(DTypeName(dtype)) + "\""}))};
+}
+
+std::vector<OnnxValue> ConvertTile(ConvertContext& context) {
+  return {Result(
+      Call("tile", {context.Tensor(0)}, {"reps=" + IntList(IntValues(*context.Constant(1)))}))};
+}
+
+std::vector<OnnxValue> ConvertSlice(ConvertContext& context) {
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (context.opset() < 10) {
+    starts = context.IntsAttribute("starts").value_or(std::vector<int64_t>{});
+    ends = context.IntsAttribute("ends").value_or(std::vector<int64_t>{});
+    axes = context.IntsAttribute("axes").value_or(std::vector<int64_t>{});
+  } else {
+    starts = IntValues(*context.Constant(1));
+    ends = IntValues(*context.Constant(2));
+    if (context.HasInput(3)) axes = IntValues(*context.Constant(3));
+    if (context.HasInput(4)) steps = IntValues(*context.Constant(4));
+  }
+  const size_t rank = RankOf(context, 0);
+  if (axes.empty()) {
+    for (size_t axis = 0; axis < starts.size(); ++axis) axes.push_back(int64_t(axis));
+  }
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    Refuse("starts, ends, axes and steps of different lengths");
+  const std::vector<int64_t> shape = StaticShapeOf(context, 0);
+  // Clamped as ONNX clamps them (a huge end means "to the end").
+  for (size_t index = 0; index < axes.size(); ++index) {
+    axes[index] = NormalizeAxis(axes[index], rank);
+    const int64_t extent = shape[size_t(axes[index])];
+    auto clamp = [&](int64_t value, bool is_end) {
+      if (value < 0) value += extent;
+      return steps[index] > 0 ? std::clamp<int64_t>(value, 0, extent)
+                              : std::clamp<int64_t>(value, -1, extent - (is_end ? 1 : 1));
+    };
+    if (steps[index] == 0) Refuse("a step of 0");
+    starts[index] = clamp(starts[index], false);
+    ends[index] = clamp(ends[index], true);
+  }
+  for (int64_t step : steps) {
+    if (step < 0) Refuse("negative steps are not supported yet");
+  }
+  return {Result(Call("strided_slice", {context.Tensor(0)},
+                      {"begin=" + IntList(starts), "end=" + IntList(ends),
+                       "strides=" + IntList(steps), "axes=" + IntList(axes)}))};
+}
+
+std::vector<OnnxValue> ConvertSplit(ConvertContext& context) {
+  const size_t rank = RankOf(context, 0);
+  const int64_t axis = NormalizeAxis(context.IntAttribute("axis", 0), rank);
+  std::vector<int64_t> sizes;
+  if (context.opset() < 13) {
+    sizes = context.IntsAttribute("split").value_or(std::vector<int64_t>{});
+  } else if (context.HasInput(1)) {
+    sizes = IntValues(*context.Constant(1));
+  }
+  const size_t outputs = size_t(context.node().output_size());
+  std::string sections;
+  if (sizes.empty()) {
+    const int64_t extent = StaticShapeOf(context, 0)[size_t(axis)];
+    if (extent % int64_t(outputs) != 0) Refuse("an axis the outputs do not divide evenly");
+    sections = std::to_string(outputs);
+  } else {
+    if (sizes.size() != outputs) Refuse("split sizes for another number of outputs");
+    std::vector<int64_t> indices;
+    int64_t position = 0;
+    for (size_t index = 0; index + 1 < sizes.size(); ++index)
+      indices.push_back(position += sizes[index]);
+    sections = IntList(indices);
+  }
+  const std::string parts =
+      context.Bind(Call("split", {context.Tensor(0)},
+                        {"indices_or_sections=" + sections, "axis=" + std::to_string(axis)}));
+  std::vector<OnnxValue> results;
+  for (size_t index = 0; index < outputs; ++index)
+    results.push_back(Result(parts + "." + std::to_string(index)));
+  return results;
+}
+
+std::vector<OnnxValue> ConvertPad(ConvertContext& context) {
+  const size_t rank = RankOf(context, 0);
+  std::vector<int64_t> pads = context.opset() < 11
+                                  ? context.IntsAttribute("pads").value_or(std::vector<int64_t>{})
+                                  : IntValues(*context.Constant(1));
+  if (pads.size() != 2 * rank) Refuse("pads for another rank");
+  for (int64_t pad : pads) {
+    if (pad < 0) Refuse("negative pads (cropping) are not supported");
+  }
+  std::string widths = "[";
+  for (size_t axis = 0; axis < rank; ++axis)
+    widths += (axis ? ", " : "") + IntList({pads[axis], pads[axis + rank]});
+  widths += "]";
+  const std::string mode = context.StringAttribute("mode", "constant");
+  if (mode != "constant" && mode != "edge" && mode != "reflect") Refuse("mode " + mode);
+  std::string value = Literal(context, 0);
+  if (context.opset() < 11) {
+    value = Literal(context, context.FloatAttribute("value", 0.0f));
+  } else if (context.HasInput(2)) {
+    value = context.Tensor(2);
+  }
+  return {Result(Call("nn.pad", {context.Tensor(0), value},
+                      {"pad_width=" + widths, "pad_mode=\"" + mode + "\""}))};
+}
+
+std::vector<OnnxValue> ConvertLayerNormalization(ConvertContext& context) {
+  for (int index = 1; index < context.node().output_size(); ++index) {
+    if (!context.node().output(index).empty()) Refuse("its mean and inverse deviation outputs");
+  }
+  const size_t rank = RankOf(context, 0);
+  const int64_t axis = NormalizeAxis(context.IntAttribute("axis", -1), rank);
+  if (axis != int64_t(rank) - 1) Refuse("normalising over more than the last axis");
+  const std::string epsilon = FloatText(context.FloatAttribute("epsilon", 1e-5f));
+  std::string bias =
+      context.HasInput(2) ? context.Tensor(2) : Call("zeros_like", {context.Tensor(1)});
+  return {Result(Call("nn.layer_norm", {context.Tensor(0), context.Tensor(1), bias},
+                      {"axis=-1", "epsilon=" + epsilon}))};
+}
+
 const std::map<std::string, Converter>& Table() {
   static const std::map<std::string, Converter> table = [] {
     std::map<std::string, Converter> converters;
@@ -620,6 +839,67 @@ const std::map<std::string, Converter>& Table() {
                                                           {"Xor", "logical_xor"}}) {
       converters[onnx_name] = Binary(relay_name);
     }
+    converters["Reciprocal"] = Formula([](ConvertContext& context, const std::string& x) {
+      return Call("divide", {Literal(context, 1), x});
+    });
+    converters["Elu"] = Formula([](ConvertContext& context, const std::string& x) {
+      const std::string alpha = Literal(context, context.FloatAttribute("alpha", 1.0f));
+      return Where(
+          Call("less", {x, Literal(context, 0)}),
+          Call("multiply", {alpha, Call("subtract", {Call("exp", {x}), Literal(context, 1)})}), x);
+    });
+    converters["Celu"] = Formula([](ConvertContext& context, const std::string& x) {
+      const double alpha = context.FloatAttribute("alpha", 1.0f);
+      // max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+      return Call(
+          "add",
+          {Call("maximum", {x, Literal(context, 0)}),
+           Call("minimum", {Literal(context, 0),
+                            Call("multiply",
+                                 {Literal(context, alpha),
+                                  Call("subtract",
+                                       {Call("exp", {Call("divide", {x, Literal(context, alpha)})}),
+                                        Literal(context, 1)})})})});
+    });
+    converters["HardSigmoid"] = Formula([](ConvertContext& context, const std::string& x) {
+      const double alpha = context.FloatAttribute("alpha", 0.2f);
+      const double beta = context.FloatAttribute("beta", 0.5f);
+      return Call(
+          "clip",
+          {Call("add", {Call("multiply", {x, Literal(context, alpha)}), Literal(context, beta)})},
+          {"a_min=0.0f", "a_max=1.0f"});
+    });
+    converters["HardSwish"] = Formula([](ConvertContext& context, const std::string& x) {
+      return Call("multiply",
+                  {x, Call("clip",
+                           {Call("add", {Call("multiply", {x, Literal(context, 1.0 / 6)}),
+                                         Literal(context, 0.5)})},
+                           {"a_min=0.0f", "a_max=1.0f"})});
+    });
+    converters["ThresholdedRelu"] = Formula([](ConvertContext& context, const std::string& x) {
+      const double alpha = context.FloatAttribute("alpha", 1.0f);
+      return Where(Call("greater", {x, Literal(context, alpha)}), x, Literal(context, 0));
+    });
+    converters["Softplus"] = Formula([](ConvertContext& context, const std::string& x) {
+      return Call("log", {Call("add", {Call("exp", {x}), Literal(context, 1)})});
+    });
+    converters["Softsign"] = Formula([](ConvertContext& context, const std::string& x) {
+      return Call("divide", {x, Call("add", {Call("abs", {x}), Literal(context, 1)})});
+    });
+    converters["Round"] = Unary("round");
+    converters["Mean"] = ConvertMean;
+    converters["Size"] = ConvertSize;
+    converters["ArgMax"] = ArgReduce("argmax");
+    converters["ArgMin"] = ArgReduce("argmin");
+    converters["PRelu"] = ConvertPRelu;
+    converters["IsInf"] = ConvertIsInf;
+    converters["Expand"] = ConvertExpand;
+    converters["ConstantOfShape"] = ConvertConstantOfShape;
+    converters["Tile"] = ConvertTile;
+    converters["Slice"] = ConvertSlice;
+    converters["Split"] = ConvertSplit;
+    converters["Pad"] = ConvertPad;
+    converters["LayerNormalization"] = ConvertLayerNormalization;
     converters["Max"] = Variadic("maximum");
     converters["Min"] = Variadic("minimum");
     converters["Sum"] = Variadic("add");

@@ -53,6 +53,9 @@ class ConvertContext {
   // Input `index` as a Relay expression: a constant becomes a weight of
   // @main (or a literal for a scalar) the first time it is used so.
   virtual std::string Tensor(size_t index) = 0;
+  // Binds `expr` to a fresh variable of the program and returns it (for a
+  // value several outputs project, such as a split's tuple).
+  virtual std::string Bind(const std::string& expr) = 0;
   // Input `index`'s value, which must be known while importing (a shape, an
   // axis list, a clip bound): Unsupported otherwise.
   const Ref<relay::Tensor>& Constant(size_t index) const;

@@ -134,6 +134,11 @@ class Importer {
 
   int64_t opset() const { return opset_; }
   const std::string& folder() const { return folder_; }
+  std::string Bind(const std::string& expr) {
+    const std::string identifier = UniqueIdentifier("tmp");
+    bindings_.push_back("let %" + identifier + " = " + expr + ";");
+    return "%" + identifier;
+  }
   const OnnxValue* Find(const std::string& name) const {
     auto found = values_.find(name);
     return found == values_.end() ? nullptr : &found->second;
@@ -243,6 +248,7 @@ class NodeContext final : public ConvertContext {
     Input(index);
     return importer_.Materialize(node_.input(int(index)), "input");
   }
+  std::string Bind(const std::string& expr) override { return importer_.Bind(expr); }
 
  private:
   Importer& importer_;
