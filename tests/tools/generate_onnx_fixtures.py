@@ -1,0 +1,49 @@
+#!/usr/bin/python3
+"""Generates tests/fixtures/onnx/: a small ONNX model for the command-line
+tests of `relay-vm import` and `run MODEL.onnx` (tests/tools/import_command_test.cc),
+its input, and its outputs computed by NumPy (the oracle).
+
+The model has names that are not Relay identifiers (an input "input.1", a
+weight "w.0", outputs "out:0" and "out:1"), a dynamic batch axis, and two
+outputs: relu(x @ w.T) and softmax(x @ w.T) over the last axis.
+
+    /usr/bin/python3 tests/tools/generate_onnx_fixtures.py
+"""
+
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "..", "fixtures", "onnx")
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    rng = np.random.default_rng(20261125)
+    weight = rng.uniform(-1, 1, (4, 3)).astype(np.float32)
+    x = rng.uniform(-2, 2, (2, 3)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["input.1", "w.0"], ["h"], transB=1),
+         helper.make_node("Relu", ["h"], ["out:0"]),
+         helper.make_node("Softmax", ["h"], ["out:1"], axis=-1)],
+        "two_outputs",
+        [helper.make_tensor_value_info("input.1", TensorProto.FLOAT, ["batch", 3])],
+        [helper.make_tensor_value_info("out:0", TensorProto.FLOAT, ["batch", 4]),
+         helper.make_tensor_value_info("out:1", TensorProto.FLOAT, ["batch", 4])],
+        [numpy_helper.from_array(weight, "w.0")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(OUT, "two_outputs.onnx"))
+    np.save(os.path.join(OUT, "two_outputs_input.npy"), x)
+    h = x.astype(np.float64) @ weight.astype(np.float64).T
+    e = np.exp(h - h.max(axis=-1, keepdims=True))
+    np.savez(os.path.join(OUT, "two_outputs_expected.npz"),
+             relu=np.maximum(h, 0).astype(np.float32),
+             softmax=(e / e.sum(axis=-1, keepdims=True)).astype(np.float32))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+// relay-vm on ONNX models as a user runs it: `run MODEL.onnx` with inputs by
+// their ONNX names and several outputs saved under theirs, `import` to a
+// .relay and .npz that run the same, `check` on the model, and one clear
+// line for a file that is not a model or a model that does not convert.
+// The model and its expected outputs (NumPy's) are fixtures written by
+// tests/tools/generate_onnx_fixtures.py.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "relay/devices.h"
+#include "relay/npy.h"
+#include "tests/tools/relay_vm_command.h"
+
+namespace relay {
+namespace {
+
+using testing::CommandResult;
+using testing::Contains;
+using testing::RunRelayVm;
+using testing::ScratchDirectory;
+
+namespace fs = std::filesystem;
+
+const fs::path kFixtures = fs::path(RELAY_TEST_FIXTURE_DIR) / "onnx";
+const std::string kModel = (kFixtures / "two_outputs.onnx").string();
+const std::string kInput = (kFixtures / "two_outputs_input.npy").string();
+
+std::map<std::string, Ref<Tensor>> ReadArrays(const std::string& path) {
+  std::map<std::string, Ref<Tensor>> arrays;
+  for (NamedTensor& array : ReadNpz(path, HostDevice())) arrays[array.name] = array.tensor;
+  return arrays;
+}
+
+void ExpectClose(const Tensor& actual, const Tensor& expected) {
+  ASSERT_EQ(actual.shape(), expected.shape());
+  for (int64_t index = 0; index < expected.element_count(); ++index) {
+    EXPECT_NEAR(actual.data<float>()[index], expected.data<float>()[index], 1e-6)
+        << "element " << index;
+  }
+}
+
+TEST(ImportCommandTest, RunTakesAndGivesTheModelsNames) {
+  ScratchDirectory scratch;
+  const std::string outputs = scratch / "outputs.npz";
+  CommandResult run =
+      RunRelayVm("run " + kModel + " --input input.1=" + kInput + " --output " + outputs);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::map<std::string, Ref<Tensor>> got = ReadArrays(outputs);
+  std::map<std::string, Ref<Tensor>> want =
+      ReadArrays((kFixtures / "two_outputs_expected.npz").string());
+  ASSERT_EQ(got.count("out:0"), 1u);
+  ASSERT_EQ(got.count("out:1"), 1u);
+  ExpectClose(*got["out:0"], *want["relu"]);
+  ExpectClose(*got["out:1"], *want["softmax"]);
+
+  CommandResult check = RunRelayVm("check " + kModel);
+  ASSERT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_EQ(check.output,
+            "@main: fn (Tensor[(?, 3), float32], Tensor[(4, 3), float32]) -> "
+            "(Tensor[(?, 4), float32], Tensor[(?, 4), float32])\n");
+}
+
+TEST(ImportCommandTest, TheImportedProgramRunsAsTheModelDoes) {
+  ScratchDirectory scratch;
+  const std::string program = scratch / "model.relay", weights = scratch / "model.npz";
+  // Its weight tensor needs somewhere to go.
+  CommandResult refused = RunRelayVm("import " + kModel + " -o " + program);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_TRUE(Contains(refused.output, "give --params-out")) << refused.output;
+  EXPECT_FALSE(fs::exists(program));
+
+  CommandResult imported =
+      RunRelayVm("import " + kModel + " -o " + program + " --params-out " + weights);
+  ASSERT_EQ(imported.exit_code, 0) << imported.output;
+  EXPECT_EQ(imported.output, "");
+  CommandResult direct = RunRelayVm("run " + kModel + " --input input.1=" + kInput);
+  CommandResult through_text =
+      RunRelayVm("run " + program + " --params " + weights + " --input input_1=" + kInput);
+  ASSERT_EQ(direct.exit_code, 0) << direct.output;
+  ASSERT_EQ(through_text.exit_code, 0) << through_text.output;
+  EXPECT_EQ(through_text.output, direct.output);
+  EXPECT_EQ(ReadArrays(weights).count("w_0"), 1u);
+}
+
+TEST(ImportCommandTest, BadModelsGetOneClearLine) {
+  ScratchDirectory scratch;
+  const std::string garbage = scratch / "garbage.onnx";
+  std::ofstream(garbage) << "this is not a protobuf \xff\xff";
+  CommandResult not_onnx = RunRelayVm("run " + garbage);
+  EXPECT_EQ(not_onnx.exit_code, 1);
+  EXPECT_TRUE(Contains(not_onnx.output, "garbage.onnx: not an ONNX model")) << not_onnx.output;
+
+  // Cut short: the protobuf or the checker refuses it.
+  std::ifstream source(kModel, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(source)), std::istreambuf_iterator<char>());
+  const std::string truncated = scratch / "truncated.onnx";
+  std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() * 2 / 3);
+  CommandResult cut = RunRelayVm("run " + truncated + " --input input.1=" + kInput);
+  EXPECT_EQ(cut.exit_code, 1);
+  EXPECT_TRUE(Contains(cut.output, "truncated.onnx")) << cut.output;
+
+  CommandResult missing = RunRelayVm("run " + (scratch / "absent.onnx"));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_TRUE(Contains(missing.output, "cannot read")) << missing.output;
+
+  // A wrong input name is named.
+  CommandResult wrong = RunRelayVm("run " + kModel + " --input input=" + kInput);
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_TRUE(Contains(wrong.output, "--input input")) << wrong.output;
+}
+
+}  // namespace
+}  // namespace relay
