@@ -64,6 +64,13 @@ void CopyField(const Field& values, Tensor& tensor) {
   for (int index = 0; index < values.size(); ++index) out[index] = static_cast<T>(values[index]);
 }
 
+// The narrow integer types and bool keep one value per int32_data entry.
+template <typename T, typename Mismatch>
+void CopyInt32Field(const onnx::TensorProto& proto, Tensor& tensor, const Mismatch& mismatch) {
+  if (proto.int32_data_size() != tensor.element_count()) mismatch(size_t(proto.int32_data_size()));
+  CopyField<T>(proto.int32_data(), tensor);
+}
+
 }  // namespace
 
 std::optional<DType> DTypeOfElementType(int32_t element_type) {
@@ -147,24 +154,19 @@ Ref<Tensor> TensorFromProto(const onnx::TensorProto& proto, const std::string& f
         break;
       }
       case DType::kInt32:
-        if (proto.int32_data_size() != count) mismatch(size_t(proto.int32_data_size()));
-        CopyField<int32_t>(proto.int32_data(), *tensor);
+        CopyInt32Field<int32_t>(proto, *tensor, mismatch);
         break;
       case DType::kInt16:
-        if (proto.int32_data_size() != count) mismatch(size_t(proto.int32_data_size()));
-        CopyField<int16_t>(proto.int32_data(), *tensor);
+        CopyInt32Field<int16_t>(proto, *tensor, mismatch);
         break;
       case DType::kInt8:
-        if (proto.int32_data_size() != count) mismatch(size_t(proto.int32_data_size()));
-        CopyField<int8_t>(proto.int32_data(), *tensor);
+        CopyInt32Field<int8_t>(proto, *tensor, mismatch);
         break;
       case DType::kUInt8:
-        if (proto.int32_data_size() != count) mismatch(size_t(proto.int32_data_size()));
-        CopyField<uint8_t>(proto.int32_data(), *tensor);
+        CopyInt32Field<uint8_t>(proto, *tensor, mismatch);
         break;
       case DType::kBool:
-        if (proto.int32_data_size() != count) mismatch(size_t(proto.int32_data_size()));
-        CopyField<bool>(proto.int32_data(), *tensor);
+        CopyInt32Field<bool>(proto, *tensor, mismatch);
         break;
     }
   }
