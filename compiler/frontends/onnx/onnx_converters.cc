@@ -58,6 +58,14 @@ OnnxValue Result(std::string expr) {
   return value;
 }
 
+OnnxValue ConstantValue(Ref<Tensor> tensor) {
+  OnnxValue value;
+  value.dtype = tensor->dtype();
+  value.shape = std::vector<int64_t>(tensor->shape().begin(), tensor->shape().end());
+  value.constant = std::move(tensor);
+  return value;
+}
+
 // The known rank of input `index`, or Unsupported.
 size_t RankOf(const ConvertContext& context, size_t index) {
   const OnnxValue& value = context.Input(index);
@@ -439,6 +447,23 @@ std::vector<OnnxValue> ConvertTranspose(ConvertContext& context) {
 std::vector<OnnxValue> ConvertConcat(ConvertContext& context) {
   const size_t rank = RankOf(context, 0);
   const int64_t axis = NormalizeAxis(context.IntAttribute("axis", 0), rank);
+  // Shape arithmetic: 1-D int64 constants concatenate while importing.
+  bool constant_shapes = rank == 1;
+  std::vector<int64_t> joined;
+  for (size_t index = 0; index < context.input_count() && constant_shapes; ++index) {
+    const OnnxValue& part = context.Input(index);
+    constant_shapes = part.constant && part.constant->dtype() == DType::kInt64;
+    if (constant_shapes) {
+      const std::vector<int64_t> values = IntValues(*part.constant);
+      joined.insert(joined.end(), values.begin(), values.end());
+    }
+  }
+  if (constant_shapes) {
+    Ref<Tensor> tensor = Tensor::Empty(HostDevice(), {int64_t(joined.size())}, DType::kInt64);
+    std::copy(joined.begin(), joined.end(), tensor->data<int64_t>());
+    tensor->MarkImmutable();
+    return {ConstantValue(tensor)};
+  }
   std::string fields = "(";
   for (size_t index = 0; index < context.input_count(); ++index)
     fields += (index ? ", " : "") + context.Tensor(index);
@@ -452,6 +477,12 @@ std::vector<OnnxValue> ConvertUnsqueeze(ConvertContext& context) {
   const int64_t out_rank = int64_t(RankOf(context, 0) + axes->size());
   for (int64_t& axis : *axes) axis = NormalizeAxis(axis, size_t(out_rank));
   std::sort(axes->begin(), axes->end());
+  if (const Ref<relay::Tensor>& constant = context.Input(0).constant) {
+    // Shape arithmetic stays constant.
+    Shape shape = constant->shape();
+    for (int64_t axis : *axes) shape.insert(shape.begin() + axis, 1);
+    return {ConstantValue(constant->Reshape(shape))};
+  }
   std::string expr = context.Tensor(0);
   for (int64_t axis : *axes) expr = Call("expand_dims", {expr}, {"axis=" + std::to_string(axis)});
   return {Result(expr)};
@@ -474,14 +505,6 @@ std::vector<OnnxValue> ConvertCast(ConvertContext& context) {
 }
 
 // ---- constants and shapes ------------------------------------------------------------------
-
-OnnxValue ConstantValue(Ref<Tensor> tensor) {
-  OnnxValue value;
-  value.dtype = tensor->dtype();
-  value.shape = std::vector<int64_t>(tensor->shape().begin(), tensor->shape().end());
-  value.constant = std::move(tensor);
-  return value;
-}
 
 std::vector<OnnxValue> ConvertConstant(ConvertContext& context) {
   if (const onnx::AttributeProto* value = context.Attribute("value")) {
@@ -539,7 +562,9 @@ std::vector<OnnxValue> ConvertShape(ConvertContext& context) {
     expr = Call("strided_slice", {expr},
                 {"begin=" + IntList({start}), "end=" + IntList({std::max(start, end)})});
   }
-  return {Result(expr)};
+  OnnxValue value = Result(expr);
+  value.known_entries = dims;
+  return {value};
 }
 
 // Gather: folded when both operands are constant integers (shape
@@ -549,17 +574,24 @@ std::vector<OnnxValue> ConvertGather(ConvertContext& context) {
   const int64_t axis = NormalizeAxis(context.IntAttribute("axis", 0), rank);
   const OnnxValue& data = context.Input(0);
   const OnnxValue& indices = context.Input(1);
-  if (data.constant && indices.constant && rank == 1 && data.constant->dtype() == DType::kInt64) {
-    const std::vector<int64_t> values = IntValues(*data.constant);
+  // Shape arithmetic: entries of a shape known while importing.
+  std::optional<std::vector<int64_t>> values = data.known_entries;
+  if (data.constant && data.constant->dtype() == DType::kInt64 && rank == 1)
+    values = IntValues(*data.constant);
+  if (values && indices.constant && rank == 1) {
     const std::vector<int64_t> picks = IntValues(*indices.constant);
     Ref<Tensor> tensor = Tensor::Empty(HostDevice(), indices.constant->shape(), DType::kInt64);
-    for (size_t index = 0; index < picks.size(); ++index) {
-      int64_t pick = picks[index] < 0 ? picks[index] + int64_t(values.size()) : picks[index];
-      if (pick < 0 || pick >= int64_t(values.size())) Refuse("an index outside the data");
-      tensor->data<int64_t>()[index] = values[size_t(pick)];
+    bool known = true;
+    for (size_t index = 0; index < picks.size() && known; ++index) {
+      int64_t pick = picks[index] < 0 ? picks[index] + int64_t(values->size()) : picks[index];
+      if (pick < 0 || pick >= int64_t(values->size())) Refuse("an index outside the data");
+      tensor->data<int64_t>()[index] = (*values)[size_t(pick)];
+      known = (*values)[size_t(pick)] >= 0 || data.constant;
     }
-    tensor->MarkImmutable();
-    return {ConstantValue(tensor)};
+    if (known) {
+      tensor->MarkImmutable();
+      return {ConstantValue(tensor)};
+    }
   }
   // ONNX's negative indices count from the end: take's "wrap" mode does
   // that for indices in [-n, n).
@@ -803,6 +835,176 @@ std::vector<OnnxValue> ConvertLayerNormalization(ConvertContext& context) {
                       {"axis=-1", "epsilon=" + epsilon}))};
 }
 
+// ---- recurrent layers ------------------------------------------------------------------------
+
+// What LSTM and GRU share: one forward layer over X (seq, batch, input) of
+// any length, with the default activations; the rest is Unsupported.
+struct RecurrentLayer {
+  int64_t batch = 0, input = 0, hidden = 0;
+  std::string tensor_type;  // Tensor[(batch, hidden), dtype]
+};
+
+RecurrentLayer CheckRecurrent(ConvertContext& context, int64_t gates) {
+  if (context.StringAttribute("direction", "forward") != "forward")
+    Refuse("only the forward direction is supported");
+  if (context.IntAttribute("layout", 0) != 0) Refuse("layout 1 (batch first) is not supported");
+  if (context.Attribute("activations") != nullptr) Refuse("activations other than the defaults");
+  if (context.Attribute("clip") != nullptr) Refuse("clip is not supported");
+  if (context.HasInput(4)) Refuse("sequence_lens is not supported");
+  if (context.OutputUsed(0)) Refuse("its Y output (every step's state) is not supported yet");
+  const OnnxValue& x = context.Input(0);
+  if (!x.shape || x.shape->size() != 3) Refuse("X of rank 3 is required");
+  if (x.dtype != DType::kFloat32) Refuse("only float32 is supported");
+  const std::vector<int64_t> w = StaticShapeOf(context, 1);
+  RecurrentLayer layer;
+  layer.hidden = context.IntAttribute("hidden_size", 0);
+  layer.batch = (*x.shape)[1];
+  layer.input = (*x.shape)[2];
+  if (layer.batch < 0 || layer.input < 0) Refuse("X's batch and input sizes must be known");
+  if (layer.hidden <= 0 || w.size() != 3 || w[0] != 1 || w[1] != gates * layer.hidden ||
+      w[2] != layer.input) {
+    Refuse("W does not match hidden_size and X");
+  }
+  layer.tensor_type = "Tensor[(" + std::to_string(layer.batch) + ", " +
+                      std::to_string(layer.hidden) + "), float32]";
+  return layer;
+}
+
+// Input `index` without its leading direction axis (of extent 1): a
+// constant weight is reshaped while importing, so that no run copies it.
+std::string WithoutDirection(ConvertContext& context, size_t index) {
+  const OnnxValue& value = context.Input(index);
+  if (value.constant) {
+    Shape shape = value.constant->shape();
+    shape.erase(shape.begin());
+    return context.Weight(context.node().input(int(index)), value.constant->Reshape(shape));
+  }
+  return Call("squeeze", {context.Tensor(index)}, {"axis=[0]"});
+}
+
+// Input `index` (a [1, batch, hidden] state) without its direction axis, or
+// zeros.
+std::string InitialState(ConvertContext& context, size_t index, const RecurrentLayer& layer) {
+  if (context.HasInput(index)) return WithoutDirection(context, index);
+  return Call("zeros", {}, {"shape=" + IntList({layer.batch, layer.hidden}), "dtype=\"float32\""});
+}
+
+// B ([1, 2 * gates * hidden]) as its input and recurrent halves, or zeros.
+std::pair<std::string, std::string> Biases(ConvertContext& context, int64_t size) {
+  if (!context.HasInput(3)) {
+    const std::string zeros = Call("zeros", {}, {"shape=" + IntList({size}), "dtype=\"float32\""});
+    return {zeros, zeros};
+  }
+  const std::string b = WithoutDirection(context, 3);
+  return {Call("strided_slice", {b}, {"begin=[0]", "end=" + IntList({size})}),
+          Call("strided_slice", {b}, {"begin=" + IntList({size}), "end=" + IntList({2 * size})})};
+}
+
+// The states after the loop, as the node's Y_h (and Y_c) outputs.
+std::vector<OnnxValue> RecurrentOutputs(ConvertContext& context, const std::string& states,
+                                        int outputs) {
+  // Y: unread (refused above otherwise), so never bound.
+  std::vector<OnnxValue> results{Result("")};
+  for (int index = 0; index < outputs; ++index) {
+    results.push_back(
+        Result(context.OutputUsed(size_t(index) + 1)
+                   ? Call("expand_dims", {states + "." + std::to_string(index)}, {"axis=0"})
+                   : ""));
+  }
+  return results;
+}
+
+// LSTM (gates i, o, f, c in ONNX's order): a recursive loop over the
+// sequence's steps, its length only known at run time.
+std::vector<OnnxValue> ConvertLSTM(ConvertContext& context) {
+  const RecurrentLayer layer = CheckRecurrent(context, 4);
+  if (context.HasInput(7)) Refuse("peepholes (P) are not supported");
+  if (context.IntAttribute("input_forget", 0) != 0) Refuse("input_forget is not supported");
+  const std::string t = layer.tensor_type;
+  const std::string definition =
+      "def @NAME(%x: Tensor[(?, " + std::to_string(layer.batch) + ", " +
+      std::to_string(layer.input) + "), float32], %w: Tensor[(" + std::to_string(4 * layer.hidden) +
+      ", " + std::to_string(layer.input) + "), float32], %r: Tensor[(" +
+      std::to_string(4 * layer.hidden) + ", " + std::to_string(layer.hidden) +
+      "), float32], %b: Tensor[(" + std::to_string(4 * layer.hidden) + ",), float32], %h0: " + t +
+      ", %c0: " + t + ") -> (" + t + ", " + t +
+      ") {\n"
+      "  let %length = take(shape_of(%x), 0, axis=0);\n"
+      "  let %loop = fn (%step: int32, %h: " +
+      t + ", %c: " + t + ") -> (" + t + ", " + t +
+      ") {\n"
+      "    if (less(%step, %length)) {\n"
+      "      let %gates = add(add(nn.dense(take(%x, %step, axis=0), %w), nn.dense(%h, %r)), %b);\n"
+      "      let %parts = split(%gates, indices_or_sections=4, axis=1);\n"
+      "      let %cell = add(multiply(sigmoid(%parts.2), %c), multiply(sigmoid(%parts.0), "
+      "tanh(%parts.3)));\n"
+      "      %loop(add(%step, 1), multiply(sigmoid(%parts.1), tanh(%cell)), %cell)\n"
+      "    } else {\n"
+      "      (%h, %c)\n"
+      "    }\n"
+      "  };\n"
+      "  %loop(0, %h0, %c0)\n"
+      "}\n";
+  const std::string function = context.AddGlobal("lstm", definition);
+  const auto [input_bias, recurrent_bias] = Biases(context, 4 * layer.hidden);
+  const std::string states = context.Bind(
+      Call(function, {context.Tensor(0), WithoutDirection(context, 1), WithoutDirection(context, 2),
+                      Call("add", {input_bias, recurrent_bias}), InitialState(context, 5, layer),
+                      InitialState(context, 6, layer)}));
+  return RecurrentOutputs(context, states, 2);
+}
+
+// GRU (gates z, r, h in ONNX's order), as LSTM's loop.
+std::vector<OnnxValue> ConvertGRU(ConvertContext& context) {
+  const RecurrentLayer layer = CheckRecurrent(context, 3);
+  const bool linear_before_reset = context.IntAttribute("linear_before_reset", 0) != 0;
+  const std::string t = layer.tensor_type;
+  const std::string h3 = std::to_string(3 * layer.hidden), h = std::to_string(layer.hidden);
+  // The candidate: tanh(x_h + r * (h R_h + Rb_h)) with linear_before_reset,
+  // else tanh(x_h + (r * h) R_h + Rb_h).
+  const std::string candidate =
+      linear_before_reset
+          ? "tanh(add(%xs.2, multiply(%reset, %hs.2)))"
+          : "tanh(add(%xs.2, add(nn.dense(multiply(%reset, %h), strided_slice(%r, begin=[" +
+                std::to_string(2 * layer.hidden) + "], end=[" + h3 +
+                "])), strided_slice(%rb, begin=[" + std::to_string(2 * layer.hidden) + "], end=[" +
+                h3 + "]))))";
+  const std::string definition =
+      "def @NAME(%x: Tensor[(?, " + std::to_string(layer.batch) + ", " +
+      std::to_string(layer.input) + "), float32], %w: Tensor[(" + h3 + ", " +
+      std::to_string(layer.input) + "), float32], %r: Tensor[(" + h3 + ", " + h +
+      "), float32], %wb: Tensor[(" + h3 + ",), float32], %rb: Tensor[(" + h3 +
+      ",), float32], %h0: " + t + ") -> (" + t +
+      ",) {\n"
+      "  let %length = take(shape_of(%x), 0, axis=0);\n"
+      "  let %loop = fn (%step: int32, %h: " +
+      t + ") -> (" + t +
+      ",) {\n"
+      "    if (less(%step, %length)) {\n"
+      "      let %xs = split(add(nn.dense(take(%x, %step, axis=0), %w), %wb), "
+      "indices_or_sections=3, axis=1);\n"
+      "      let %hs = split(add(nn.dense(%h, %r), %rb), indices_or_sections=3, axis=1);\n"
+      "      let %update = sigmoid(add(%xs.0, %hs.0));\n"
+      "      let %reset = sigmoid(add(%xs.1, %hs.1));\n"
+      "      let %candidate = " +
+      candidate +
+      ";\n"
+      "      %loop(add(%step, 1), add(multiply(subtract(1f, %update), %candidate), "
+      "multiply(%update, %h)))\n"
+      "    } else {\n"
+      "      (%h,)\n"
+      "    }\n"
+      "  };\n"
+      "  %loop(0, %h0)\n"
+      "}\n";
+  const std::string function = context.AddGlobal("gru", definition);
+  const auto [input_bias, recurrent_bias] = Biases(context, 3 * layer.hidden);
+  const std::string states = context.Bind(
+      Call(function, {context.Tensor(0), WithoutDirection(context, 1), WithoutDirection(context, 2),
+                      input_bias, recurrent_bias, InitialState(context, 5, layer)}));
+  return RecurrentOutputs(context, states, 1);
+}
+
 const std::map<std::string, Converter>& Table() {
   static const std::map<std::string, Converter> table = [] {
     std::map<std::string, Converter> converters;
@@ -900,6 +1102,8 @@ const std::map<std::string, Converter>& Table() {
     converters["Split"] = ConvertSplit;
     converters["Pad"] = ConvertPad;
     converters["LayerNormalization"] = ConvertLayerNormalization;
+    converters["LSTM"] = ConvertLSTM;
+    converters["GRU"] = ConvertGRU;
     converters["Max"] = Variadic("maximum");
     converters["Min"] = Variadic("minimum");
     converters["Sum"] = Variadic("add");

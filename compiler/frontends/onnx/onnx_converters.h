@@ -30,6 +30,10 @@ struct OnnxValue {
   // Its value, when known while importing (an initializer, a Constant
   // node's output, a folded shape computation).
   Ref<Tensor> constant;
+  // For a 1-D int64 shape computed while running (Shape of a tensor with
+  // `?` dimensions): the entries known while importing, -1 for the others,
+  // so that picking only known ones folds.
+  std::optional<std::vector<int64_t>> known_entries;
 };
 
 // Why a node cannot be converted: names what is missing, for the
@@ -53,9 +57,18 @@ class ConvertContext {
   // Input `index` as a Relay expression: a constant becomes a weight of
   // @main (or a literal for a scalar) the first time it is used so.
   virtual std::string Tensor(size_t index) = 0;
+  // `value` as a weight of @main (named from `hint`), for a constant the
+  // converter derives while importing (a weight reshaped, say).
+  virtual std::string Weight(const std::string& hint, Ref<relay::Tensor> value) = 0;
   // Binds `expr` to a fresh variable of the program and returns it (for a
   // value several outputs project, such as a split's tuple).
   virtual std::string Bind(const std::string& expr) = 0;
+  // Adds a global function, `def @NAME...` with NAME standing for its
+  // unique name (from `hint`), and returns that name.
+  virtual std::string AddGlobal(const std::string& hint, const std::string& definition) = 0;
+  // Whether anything reads the node's output `index` (a node of the graph,
+  // or the graph's outputs).
+  virtual bool OutputUsed(size_t index) const = 0;
   // Input `index`'s value, which must be known while importing (a shape, an
   // axis list, a clip bound): Unsupported otherwise.
   const Ref<relay::Tensor>& Constant(size_t index) const;

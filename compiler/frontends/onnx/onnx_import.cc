@@ -84,6 +84,10 @@ class Importer {
       if (values_.count(input.name())) continue;  // an initializer's default value
       DeclareInput(input);
     }
+    for (const onnx::NodeProto& node : graph.node()) {
+      for (const std::string& input : node.input()) used_.insert(input);
+    }
+    for (const onnx::ValueInfoProto& output : graph.output()) used_.insert(output.name());
     for (const onnx::NodeProto& node : graph.node()) ConvertNode(node);
     if (!problems_.empty()) ReportProblems();
 
@@ -96,6 +100,7 @@ class Importer {
     text << "#[version = \"0.0.5\"]\n";
     text << "// Imported from " << std::filesystem::path(origin_).filename().string() << " (opset "
          << opset_ << ").\n";
+    for (const std::string& global : globals_) text << global << "\n";
     text << "def @main(";
     for (size_t index = 0; index < parameters_.size(); ++index)
       text << (index ? ",\n          " : "") << parameters_[index];
@@ -124,16 +129,31 @@ class Importer {
       std::string literal = ScalarLiteral(*value.constant);
       if (!literal.empty()) return literal;
     }
-    const std::string identifier = UniqueIdentifier(name);
-    imported_.weights[identifier] = value.constant;
-    parameters_.push_back("%" + identifier + ": " +
-                          TypeText(value.constant->dtype(), *value.shape));
-    value.expr = "%" + identifier;
+    value.expr = AddWeight(name, value.constant);
     return value.expr;
+  }
+
+  // A parameter of @main for the weight `tensor`, named from `name`.
+  std::string AddWeight(const std::string& name, Ref<Tensor> tensor) {
+    const std::string identifier = UniqueIdentifier(name);
+    parameters_.push_back("%" + identifier + ": " +
+                          TypeText(tensor->dtype(), std::vector<int64_t>(tensor->shape().begin(),
+                                                                         tensor->shape().end())));
+    imported_.weights[identifier] = std::move(tensor);
+    return "%" + identifier;
   }
 
   int64_t opset() const { return opset_; }
   const std::string& folder() const { return folder_; }
+  std::string AddGlobal(const std::string& hint, const std::string& definition) {
+    const std::string name = UniqueIdentifier(hint);
+    std::string text = definition;
+    for (size_t at = text.find("@NAME"); at != std::string::npos; at = text.find("@NAME", at))
+      text.replace(at, 5, "@" + name);
+    globals_.push_back(text);
+    return "@" + name;
+  }
+  bool Used(const std::string& name) const { return !name.empty() && used_.count(name) != 0; }
   std::string Bind(const std::string& expr) {
     const std::string identifier = UniqueIdentifier("tmp");
     bindings_.push_back("let %" + identifier + " = " + expr + ";");
@@ -223,6 +243,8 @@ class Importer {
   std::set<std::string> poisoned_;  // outputs of nodes that failed
   std::vector<std::string> parameters_;
   std::vector<std::string> bindings_;
+  std::vector<std::string> globals_;
+  std::set<std::string> used_;  // values some node or the graph's outputs read
   std::vector<std::string> problems_;
   std::set<std::string> unsupported_operators_;
   ImportedModel imported_;
@@ -249,6 +271,15 @@ class NodeContext final : public ConvertContext {
     return importer_.Materialize(node_.input(int(index)), "input");
   }
   std::string Bind(const std::string& expr) override { return importer_.Bind(expr); }
+  std::string Weight(const std::string& hint, Ref<relay::Tensor> value) override {
+    return importer_.AddWeight(hint, std::move(value));
+  }
+  std::string AddGlobal(const std::string& hint, const std::string& definition) override {
+    return importer_.AddGlobal(hint, definition);
+  }
+  bool OutputUsed(size_t index) const override {
+    return index < size_t(node_.output_size()) && importer_.Used(node_.output(int(index)));
+  }
 
  private:
   Importer& importer_;
@@ -294,7 +325,7 @@ void Importer::ConvertNode(const onnx::NodeProto& node) {
   }
   for (size_t index = 0; index < results.size() && index < size_t(node.output_size()); ++index) {
     const std::string& name = node.output(int(index));
-    if (name.empty()) continue;
+    if (!Used(name)) continue;  // nothing reads it: no binding
     OnnxValue value = std::move(results[index]);
     auto declared = declared_.find(name);
     if (declared != declared_.end()) {
