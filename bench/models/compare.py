@@ -152,7 +152,11 @@ def last_lines(text, count=3):
 
 def run_relay_vm(args, model, case, workdir):
     output = os.path.join(workdir, "relay-vm.npy")
-    command = [args.relay_vm, "run", model.relay, "--params", model.params_path]
+    if args.from_onnx and model.onnx_path is not None:
+        # The same model through the ONNX importer (docs/onnx.md).
+        command = [args.relay_vm, "run", model.onnx_path]
+    else:
+        command = [args.relay_vm, "run", model.relay, "--params", model.params_path]
     for name in case.inputs:
         command += ["--input", f"{name}={model.input_path(case, name)}"]
     command += ["--output", output]
@@ -334,6 +338,9 @@ def main():
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 2)[2])
     parser.add_argument("--relay-vm", default=os.path.join(ROOT, "build", "release", "relay-vm"),
                         help="the relay-vm command (default: build/release/relay-vm)")
+    parser.add_argument("--from-onnx", action="store_true",
+                        help="run relay-vm on each model's ONNX export (through its importer) "
+                             "instead of the hand-written .relay and .npz, where there is one")
     parser.add_argument("--runs", type=int, default=20, help="timed runs per system (20)")
     parser.add_argument("--max-seconds", type=float, default=3.0,
                         help="fewer runs (at least 3) where they would take longer (3)")
