@@ -66,6 +66,35 @@ OnnxValue ConstantValue(Ref<Tensor> tensor) {
   return value;
 }
 
+OnnxValue Shaped(std::string expr, std::optional<std::vector<int64_t>> shape) {
+  OnnxValue value;
+  value.expr = std::move(expr);
+  value.shape = std::move(shape);
+  return value;
+}
+
+// NumPy's broadcast of the inputs' shapes (-1 where a dimension is only
+// known at run time), or nothing when a rank is unknown.
+std::optional<std::vector<int64_t>> BroadcastOfInputs(const ConvertContext& context) {
+  std::vector<int64_t> result;
+  for (size_t index = 0; index < context.input_count(); ++index) {
+    if (!context.HasInput(index)) continue;
+    const OnnxValue& value = context.Input(index);
+    if (!value.shape) return std::nullopt;
+    std::vector<int64_t> shape = *value.shape;
+    if (shape.size() > result.size())
+      result.insert(result.begin(), shape.size() - result.size(), 1);
+    shape.insert(shape.begin(), result.size() - shape.size(), 1);
+    for (size_t axis = 0; axis < result.size(); ++axis) {
+      if (result[axis] == 1)
+        result[axis] = shape[axis];
+      else if (shape[axis] != 1 && result[axis] < 0)
+        result[axis] = shape[axis];
+    }
+  }
+  return result;
+}
+
 // The known rank of input `index`, or Unsupported.
 size_t RankOf(const ConvertContext& context, size_t index) {
   const OnnxValue& value = context.Input(index);
@@ -143,13 +172,46 @@ std::optional<std::vector<int64_t>> AxesOf(ConvertContext& context, int64_t inpu
 
 Converter Unary(const std::string& op) {
   return [op](ConvertContext& context) {
-    return std::vector<OnnxValue>{Result(Call(op, {context.Tensor(0)}))};
+    return std::vector<OnnxValue>{Shaped(Call(op, {context.Tensor(0)}), context.Input(0).shape)};
   };
+}
+
+// Shape arithmetic on int64 constants (a head count, a dimension times a
+// factor) folds while importing: the result of `op` on two such operands of
+// at most one element each, or nothing.
+std::optional<OnnxValue> FoldIntegers(const ConvertContext& context, const std::string& op) {
+  const OnnxValue &a = context.Input(0), &b = context.Input(1);
+  if (!a.constant || !b.constant || a.constant->dtype() != DType::kInt64 ||
+      b.constant->dtype() != DType::kInt64 || b.constant->element_count() != 1) {
+    return std::nullopt;
+  }
+  const int64_t y = b.constant->data<int64_t>()[0];
+  Ref<Tensor> result = Tensor::Empty(HostDevice(), a.constant->shape(), DType::kInt64);
+  for (int64_t index = 0; index < a.constant->element_count(); ++index) {
+    const int64_t x = a.constant->data<int64_t>()[index];
+    int64_t& out = result->data<int64_t>()[index];
+    if (op == "add") {
+      out = x + y;
+    } else if (op == "subtract") {
+      out = x - y;
+    } else if (op == "multiply") {
+      out = x * y;
+    } else if (op == "trunc_divide" && y != 0) {
+      out = x / y;
+    } else {
+      return std::nullopt;
+    }
+  }
+  result->MarkImmutable();
+  return ConstantValue(result);
 }
 
 Converter Binary(const std::string& op) {
   return [op](ConvertContext& context) {
-    return std::vector<OnnxValue>{Result(Call(op, {context.Tensor(0), context.Tensor(1)}))};
+    if (std::optional<OnnxValue> folded = FoldIntegers(context, op))
+      return std::vector<OnnxValue>{*folded};
+    return std::vector<OnnxValue>{
+        Shaped(Call(op, {context.Tensor(0), context.Tensor(1)}), BroadcastOfInputs(context))};
   };
 }
 
@@ -159,15 +221,16 @@ Converter Variadic(const std::string& op) {
     std::string expr = context.Tensor(0);
     for (size_t index = 1; index < context.input_count(); ++index)
       expr = Call(op, {expr, context.Tensor(index)});
-    return std::vector<OnnxValue>{Result(expr)};
+    return std::vector<OnnxValue>{Shaped(expr, BroadcastOfInputs(context))};
   };
 }
 
 std::vector<OnnxValue> ConvertDiv(ConvertContext& context) {
   const bool integer = !IsFloatDType(context.Input(0).dtype);
   // ONNX divides integers truncating toward zero, as C does.
-  return {
-      Result(Call(integer ? "trunc_divide" : "divide", {context.Tensor(0), context.Tensor(1)}))};
+  const std::string op = integer ? "trunc_divide" : "divide";
+  if (std::optional<OnnxValue> folded = FoldIntegers(context, op)) return {*folded};
+  return {Shaped(Call(op, {context.Tensor(0), context.Tensor(1)}), BroadcastOfInputs(context))};
 }
 
 std::vector<OnnxValue> ConvertMod(ConvertContext& context) {
@@ -254,15 +317,15 @@ Converter Softmax(const std::string& op) {
     const size_t rank = RankOf(context, 0);
     if (context.opset() >= 13) {
       const int64_t axis = NormalizeAxis(context.IntAttribute("axis", -1), rank);
-      return std::vector<OnnxValue>{
-          Result(Call(op, {context.Tensor(0)}, {"axis=" + std::to_string(axis)}))};
+      return std::vector<OnnxValue>{Shaped(
+          Call(op, {context.Tensor(0)}, {"axis=" + std::to_string(axis)}), context.Input(0).shape)};
     }
     // Before opset 13 the input is coerced to 2-D at `axis` (default 1):
     // the softmax runs over all axes from it.
     const int64_t axis = NormalizeAxis(context.IntAttribute("axis", 1), rank);
     if (axis == int64_t(rank) - 1) {
-      return std::vector<OnnxValue>{
-          Result(Call(op, {context.Tensor(0)}, {"axis=" + std::to_string(axis)}))};
+      return std::vector<OnnxValue>{Shaped(
+          Call(op, {context.Tensor(0)}, {"axis=" + std::to_string(axis)}), context.Input(0).shape)};
     }
     const std::vector<int64_t> shape = StaticShapeOf(context, 0);
     const int64_t outer = std::accumulate(shape.begin(), shape.begin() + axis, int64_t{1},
@@ -289,28 +352,50 @@ std::vector<OnnxValue> ConvertGemm(ConvertContext& context) {
     if (beta != 1.0f) bias = Call("multiply", {bias, FloatText(beta)});
     product = Call("add", {product, bias});
   }
-  return {Result(product)};
+  // [M, N]: A's rows (its columns when transposed) by B's columns (rows).
+  std::optional<std::vector<int64_t>> shape;
+  const OnnxValue &a_value = context.Input(0), &b_value = context.Input(1);
+  if (a_value.shape && b_value.shape && a_value.shape->size() == 2 && b_value.shape->size() == 2) {
+    shape = std::vector<int64_t>{(*a_value.shape)[context.IntAttribute("transA", 0) != 0 ? 1 : 0],
+                                 (*b_value.shape)[context.IntAttribute("transB", 0) != 0 ? 0 : 1]};
+  }
+  return {Shaped(product, shape)};
 }
 
 std::vector<OnnxValue> ConvertMatMul(ConvertContext& context) {
   const size_t a_rank = RankOf(context, 0), b_rank = RankOf(context, 1);
   if (a_rank == 2 && b_rank == 2) {
-    return {Result(Call("nn.matmul", {context.Tensor(0), context.Tensor(1)}))};
+    return {
+        Shaped(Call("nn.matmul", {context.Tensor(0), context.Tensor(1)}),
+               std::vector<int64_t>{(*context.Input(0).shape)[0], (*context.Input(1).shape)[1]})};
   }
   if (a_rank == 3 && b_rank == 3) {
-    return {Result(
-        Call("nn.batch_matmul", {context.Tensor(0), context.Tensor(1)}, {"transpose_b=False"}))};
+    const std::vector<int64_t>&a = *context.Input(0).shape, &b = *context.Input(1).shape;
+    return {Shaped(
+        Call("nn.batch_matmul", {context.Tensor(0), context.Tensor(1)}, {"transpose_b=False"}),
+        std::vector<int64_t>{std::max(a[0], b[0]), a[1], b[2]})};
   }
   if (a_rank > 2 && b_rank == 2) {
-    // Rows of every leading index times b: flattened to 2-D and back.
-    const std::vector<int64_t> shape = StaticShapeOf(context, 0);
-    const std::vector<int64_t> b_shape = StaticShapeOf(context, 1);
-    std::vector<int64_t> out_shape(shape.begin(), shape.end() - 1);
-    out_shape.push_back(b_shape[1]);
-    std::string flat =
-        Call("reshape", {context.Tensor(0)}, {"newshape=" + IntList({-1, shape.back()})});
-    return {Result(Call("reshape", {Call("nn.matmul", {flat, context.Tensor(1)})},
-                        {"newshape=" + IntList(out_shape)}))};
+    // nn.dense takes any leading axes, and b transposed: a constant b is
+    // transposed while importing.
+    const OnnxValue& b = context.Input(1);
+    std::string weight;
+    if (b.constant && b.constant->dtype() == DType::kFloat32) {
+      const Shape& shape = b.constant->shape();
+      Ref<Tensor> transposed = Tensor::Empty(HostDevice(), {shape[1], shape[0]}, DType::kFloat32);
+      for (int64_t row = 0; row < shape[0]; ++row) {
+        for (int64_t column = 0; column < shape[1]; ++column)
+          transposed->data<float>()[column * shape[0] + row] =
+              b.constant->data<float>()[row * shape[1] + column];
+      }
+      transposed->MarkImmutable();
+      weight = context.Weight(context.node().input(1) + "_transposed", transposed);
+    } else {
+      weight = Call("transpose", {context.Tensor(1)});
+    }
+    std::vector<int64_t> out_shape = *context.Input(0).shape;
+    out_shape.back() = (*b.shape)[1];
+    return {Shaped(Call("nn.dense", {context.Tensor(0), weight}), out_shape)};
   }
   Refuse("a product of ranks " + std::to_string(a_rank) + " and " + std::to_string(b_rank) +
          " is not supported");
@@ -429,19 +514,58 @@ std::vector<OnnxValue> ConvertFlatten(ConvertContext& context) {
 }
 
 std::vector<OnnxValue> ConvertReshape(ConvertContext& context) {
-  std::vector<int64_t> shape = context.opset() < 5
-                                   ? context.IntsAttribute("shape").value_or(std::vector<int64_t>{})
-                                   : IntValues(*context.Constant(1));
+  std::vector<int64_t> shape;
+  if (context.opset() < 5) {
+    shape = context.IntsAttribute("shape").value_or(std::vector<int64_t>{});
+  } else if (context.HasInput(1) && !context.Input(1).constant && context.Input(1).known_entries) {
+    // Computed at run time from Shape: its one unknown entry (a length)
+    // follows from the others, as -1 does.
+    shape = *context.Input(1).known_entries;
+    if (std::count(shape.begin(), shape.end(), -1) > 1) {
+      Refuse("a shape with more than one entry only known at run time");
+    }
+  } else {
+    shape = IntValues(*context.Constant(1));
+  }
   const bool allow_zero = context.IntAttribute("allowzero", 0) != 0;
-  return {Result(Call("reshape", {context.Tensor(0)},
+  // The result's shape: 0 copies the input's dimension, -1 is unknown here
+  // unless every other dimension is known.
+  std::optional<std::vector<int64_t>> out_shape;
+  if (const std::optional<std::vector<int64_t>>& in = context.Input(0).shape) {
+    out_shape = shape;
+    for (size_t axis = 0; axis < shape.size(); ++axis) {
+      if (shape[axis] == 0 && !allow_zero)
+        (*out_shape)[axis] = axis < in->size() ? (*in)[axis] : -1;
+    }
+    const int64_t in_count =
+        std::accumulate(in->begin(), in->end(), int64_t{1},
+                        [](int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : a * b; });
+    const int64_t known = std::accumulate(out_shape->begin(), out_shape->end(), int64_t{1},
+                                          [](int64_t a, int64_t b) { return b < 0 ? a : a * b; });
+    for (int64_t& dim : *out_shape) {
+      if (dim < 0) dim = in_count >= 0 && known > 0 ? in_count / known : -1;
+    }
+  }
+  return {Shaped(Call("reshape", {context.Tensor(0)},
                       {"newshape=" + IntList(shape),
-                       std::string("allowzero=") + (allow_zero ? "True" : "False")}))};
+                       std::string("allowzero=") + (allow_zero ? "True" : "False")}),
+                 out_shape)};
 }
 
 std::vector<OnnxValue> ConvertTranspose(ConvertContext& context) {
   const std::optional<std::vector<int64_t>> perm = context.IntsAttribute("perm");
-  if (!perm) return {Result(Call("transpose", {context.Tensor(0)}))};
-  return {Result(Call("transpose", {context.Tensor(0)}, {"axes=" + IntList(*perm)}))};
+  const std::optional<std::vector<int64_t>>& in = context.Input(0).shape;
+  std::optional<std::vector<int64_t>> out;
+  if (in) {
+    out = std::vector<int64_t>(in->rbegin(), in->rend());
+    if (perm) {
+      if (perm->size() != in->size()) Refuse("perm of another rank");
+      for (size_t axis = 0; axis < perm->size(); ++axis)
+        (*out)[axis] = (*in)[size_t(NormalizeAxis((*perm)[axis], in->size()))];
+    }
+  }
+  if (!perm) return {Shaped(Call("transpose", {context.Tensor(0)}), out)};
+  return {Shaped(Call("transpose", {context.Tensor(0)}, {"axes=" + IntList(*perm)}), out)};
 }
 
 std::vector<OnnxValue> ConvertConcat(ConvertContext& context) {
@@ -468,7 +592,38 @@ std::vector<OnnxValue> ConvertConcat(ConvertContext& context) {
   for (size_t index = 0; index < context.input_count(); ++index)
     fields += (index ? ", " : "") + context.Tensor(index);
   if (context.input_count() == 1) fields += ",";
-  return {Result(Call("concatenate", {fields + ")"}, {"axis=" + std::to_string(axis)}))};
+  OnnxValue result = Result(Call("concatenate", {fields + ")"}, {"axis=" + std::to_string(axis)}));
+  // A shape assembled from parts, some known while importing.
+  std::vector<int64_t> entries, out;
+  bool known = rank == 1, shaped = true;
+  for (size_t index = 0; index < context.input_count(); ++index) {
+    const OnnxValue& part = context.Input(index);
+    if (!part.shape) {
+      shaped = false;
+      known = false;
+      continue;
+    }
+    if (out.empty())
+      out = *part.shape;
+    else
+      out[size_t(axis)] = out[size_t(axis)] < 0 || (*part.shape)[size_t(axis)] < 0
+                              ? -1
+                              : out[size_t(axis)] + (*part.shape)[size_t(axis)];
+    if (!known) continue;
+    if (part.constant) {
+      const std::vector<int64_t> values = IntValues(*part.constant);
+      entries.insert(entries.end(), values.begin(), values.end());
+    } else if (part.known_entries) {
+      entries.insert(entries.end(), part.known_entries->begin(), part.known_entries->end());
+    } else if ((*part.shape)[0] >= 0) {
+      entries.insert(entries.end(), size_t((*part.shape)[0]), -1);
+    } else {
+      known = false;
+    }
+  }
+  if (shaped) result.shape = out;
+  if (known && context.Input(0).dtype == DType::kInt64) result.known_entries = entries;
+  return {result};
 }
 
 std::vector<OnnxValue> ConvertUnsqueeze(ConvertContext& context) {
@@ -485,7 +640,16 @@ std::vector<OnnxValue> ConvertUnsqueeze(ConvertContext& context) {
   }
   std::string expr = context.Tensor(0);
   for (int64_t axis : *axes) expr = Call("expand_dims", {expr}, {"axis=" + std::to_string(axis)});
-  return {Result(expr)};
+  OnnxValue result = Result(expr);
+  if (const std::optional<std::vector<int64_t>>& in = context.Input(0).shape) {
+    std::vector<int64_t> out = *in;
+    for (int64_t axis : *axes) out.insert(out.begin() + axis, 1);
+    result.shape = out;
+    // An entry of a shape (a scalar) stays one: unknown here.
+    if (in->empty() && context.Input(0).dtype == DType::kInt64)
+      result.known_entries = context.Input(0).known_entries.value_or(std::vector<int64_t>{-1});
+  }
+  return {result};
 }
 
 std::vector<OnnxValue> ConvertSqueeze(ConvertContext& context) {
@@ -500,8 +664,13 @@ std::vector<OnnxValue> ConvertCast(ConvertContext& context) {
   const int64_t to = context.IntAttribute("to", 0);
   const std::optional<DType> dtype = DTypeOfElementType(int32_t(to));
   if (!dtype) Refuse("a cast to " + ElementTypeName(int32_t(to)));
-  return {Result(
-      Call("cast", {context.Tensor(0)}, {"dtype=\"" + std::string(DTypeName(*dtype)) + "\""}))};
+  const OnnxValue& in = context.Input(0);
+  if (in.constant && in.constant->dtype() == *dtype) return {in};  // already that type
+  OnnxValue result = Shaped(
+      Call("cast", {context.Tensor(0)}, {"dtype=\"" + std::string(DTypeName(*dtype)) + "\""}),
+      in.shape);
+  if (*dtype == DType::kInt64) result.known_entries = in.known_entries;
+  return {result};
 }
 
 // ---- constants and shapes ------------------------------------------------------------------
@@ -562,8 +731,9 @@ std::vector<OnnxValue> ConvertShape(ConvertContext& context) {
     expr = Call("strided_slice", {expr},
                 {"begin=" + IntList({start}), "end=" + IntList({std::max(start, end)})});
   }
-  OnnxValue value = Result(expr);
+  OnnxValue value = Shaped(expr, std::vector<int64_t>{int64_t(dims.size())});
   value.known_entries = dims;
+  value.dtype = DType::kInt64;
   return {value};
 }
 
@@ -595,8 +765,22 @@ std::vector<OnnxValue> ConvertGather(ConvertContext& context) {
   }
   // ONNX's negative indices count from the end: take's "wrap" mode does
   // that for indices in [-n, n).
-  return {Result(Call("take", {context.Tensor(0), context.Tensor(1)},
-                      {"axis=" + std::to_string(axis), "mode=\"wrap\""}))};
+  OnnxValue result = Result(Call("take", {context.Tensor(0), context.Tensor(1)},
+                                 {"axis=" + std::to_string(axis), "mode=\"wrap\""}));
+  if (data.shape && indices.shape) {
+    std::vector<int64_t> out(data.shape->begin(), data.shape->begin() + axis);
+    out.insert(out.end(), indices.shape->begin(), indices.shape->end());
+    out.insert(out.end(), data.shape->begin() + axis + 1, data.shape->end());
+    result.shape = out;
+  }
+  if (values && indices.constant && rank == 1) {
+    // Entries of a shape picked while importing, some only known at run time.
+    std::vector<int64_t> picked;
+    for (int64_t pick : IntValues(*indices.constant))
+      picked.push_back((*values)[size_t(pick < 0 ? pick + int64_t(values->size()) : pick)]);
+    result.known_entries = picked;
+  }
+  return {result};
 }
 
 Converter Reduce(const std::string& op, int64_t axes_input_opset) {
@@ -629,7 +813,8 @@ std::string Literal(const ConvertContext& context, double value) {
 // Elementwise operators written out over the data `x` (input 0).
 Converter Formula(std::function<std::string(ConvertContext&, const std::string&)> formula) {
   return [formula](ConvertContext& context) {
-    return std::vector<OnnxValue>{Result(formula(context, context.Tensor(0)))};
+    return std::vector<OnnxValue>{
+        Shaped(formula(context, context.Tensor(0)), context.Input(0).shape)};
   };
 }
 
@@ -742,11 +927,12 @@ std::vector<OnnxValue> ConvertSlice(ConvertContext& context) {
   if (steps.empty()) steps.assign(starts.size(), 1);
   if (starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size())
     Refuse("starts, ends, axes and steps of different lengths");
-  const std::vector<int64_t> shape = StaticShapeOf(context, 0);
+  std::vector<int64_t> shape = *context.Input(0).shape;
   // Clamped as ONNX clamps them (a huge end means "to the end").
   for (size_t index = 0; index < axes.size(); ++index) {
     axes[index] = NormalizeAxis(axes[index], rank);
     const int64_t extent = shape[size_t(axes[index])];
+    if (extent < 0) Refuse("slicing an axis only known at run time");
     auto clamp = [&](int64_t value, bool is_end) {
       if (value < 0) value += extent;
       return steps[index] > 0 ? std::clamp<int64_t>(value, 0, extent)
@@ -759,9 +945,14 @@ std::vector<OnnxValue> ConvertSlice(ConvertContext& context) {
   for (int64_t step : steps) {
     if (step < 0) Refuse("negative steps are not supported yet");
   }
-  return {Result(Call("strided_slice", {context.Tensor(0)},
+  for (size_t index = 0; index < axes.size(); ++index) {
+    shape[size_t(axes[index])] =
+        std::max<int64_t>(0, (ends[index] - starts[index] + steps[index] - 1) / steps[index]);
+  }
+  return {Shaped(Call("strided_slice", {context.Tensor(0)},
                       {"begin=" + IntList(starts), "end=" + IntList(ends),
-                       "strides=" + IntList(steps), "axes=" + IntList(axes)}))};
+                       "strides=" + IntList(steps), "axes=" + IntList(axes)}),
+                 shape)};
 }
 
 std::vector<OnnxValue> ConvertSplit(ConvertContext& context) {
@@ -831,8 +1022,9 @@ std::vector<OnnxValue> ConvertLayerNormalization(ConvertContext& context) {
   const std::string epsilon = FloatText(context.FloatAttribute("epsilon", 1e-5f));
   std::string bias =
       context.HasInput(2) ? context.Tensor(2) : Call("zeros_like", {context.Tensor(1)});
-  return {Result(Call("nn.layer_norm", {context.Tensor(0), context.Tensor(1), bias},
-                      {"axis=-1", "epsilon=" + epsilon}))};
+  return {Shaped(Call("nn.layer_norm", {context.Tensor(0), context.Tensor(1), bias},
+                      {"axis=-1", "epsilon=" + epsilon}),
+                 context.Input(0).shape)};
 }
 
 // ---- recurrent layers ------------------------------------------------------------------------
@@ -1112,7 +1304,8 @@ const std::map<std::string, Converter>& Table() {
     converters["Mod"] = ConvertMod;
     converters["Where"] = [](ConvertContext& context) {
       return std::vector<OnnxValue>{
-          Result(Call("where", {context.Tensor(0), context.Tensor(1), context.Tensor(2)}))};
+          Shaped(Call("where", {context.Tensor(0), context.Tensor(1), context.Tensor(2)}),
+                 BroadcastOfInputs(context))};
     };
     converters["Identity"] = ConvertIdentity;
     converters["Dropout"] = ConvertDropout;

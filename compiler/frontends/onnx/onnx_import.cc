@@ -331,7 +331,18 @@ void Importer::ConvertNode(const onnx::NodeProto& node) {
     if (declared != declared_.end()) {
       if (std::optional<DType> dtype = DTypeOfElementType(declared->second.element_type))
         value.dtype = *dtype;
-      if (declared->second.shape && !value.constant) value.shape = declared->second.shape;
+      // ONNX's shape inference, or the converter's where that knows more
+      // (shapes computed from Shape, which ONNX's inference gives up on).
+      const std::optional<std::vector<int64_t>>& inferred = declared->second.shape;
+      if (inferred && !value.constant) {
+        if (!value.shape || value.shape->size() != inferred->size()) {
+          value.shape = inferred;
+        } else {
+          for (size_t axis = 0; axis < inferred->size(); ++axis) {
+            if ((*value.shape)[axis] < 0) (*value.shape)[axis] = (*inferred)[axis];
+          }
+        }
+      }
     }
     // A call is bound to a variable; a variable, a projection or a
     // literal (an Identity's) is used as it is.
