@@ -5,7 +5,10 @@ its input, and its outputs computed by NumPy (the oracle).
 
 The model has names that are not Relay identifiers (an input "input.1", a
 weight "w.0", outputs "out:0" and "out:1"), a dynamic batch axis, and two
-outputs: relu(x @ w.T) and softmax(x @ w.T) over the last axis.
+outputs: relu(x @ w.T) and softmax(x @ w.T) over the last axis. A second
+model, conv_zero_stride.onnx, is malformed in a way ONNX's checker lets
+through: a convolution with a stride of 0, on which ONNX 1.12's shape
+inference divides by zero; the importer must refuse it with an error.
 
     /usr/bin/python3 tests/tools/generate_onnx_fixtures.py
 """
@@ -40,6 +43,14 @@ def main():
     np.save(os.path.join(OUT, "two_outputs_input.npy"), x)
     h = x.astype(np.float64) @ weight.astype(np.float64).T
     e = np.exp(h - h.max(axis=-1, keepdims=True))
+    conv = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], strides=[0, 1])],
+        "conv_zero_stride",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 5, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, "h", "w"])],
+        [numpy_helper.from_array(np.ones((1, 1, 3, 3), np.float32), "w")])
+    onnx.save(helper.make_model(conv, opset_imports=[helper.make_opsetid("", 13)]),
+              os.path.join(OUT, "conv_zero_stride.onnx"))
     np.savez(os.path.join(OUT, "two_outputs_expected.npz"),
              relu=np.maximum(h, 0).astype(np.float32),
              softmax=(e / e.sum(axis=-1, keepdims=True)).astype(np.float32))

@@ -107,6 +107,11 @@ TEST(ImportCommandTest, BadModelsGetOneClearLine) {
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_TRUE(Contains(missing.output, "cannot read")) << missing.output;
 
+  // A stride of 0, which ONNX's own shape inference would divide by.
+  CommandResult zero_stride = RunRelayVm("check " + (kFixtures / "conv_zero_stride.onnx").string());
+  EXPECT_EQ(zero_stride.exit_code, 1);
+  EXPECT_TRUE(Contains(zero_stride.output, "(Conv) has strides 0")) << zero_stride.output;
+
   // A wrong input name is named.
   CommandResult wrong = RunRelayVm("run " + kModel + " --input input=" + kInput);
   EXPECT_EQ(wrong.exit_code, 2);

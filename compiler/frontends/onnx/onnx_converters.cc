@@ -440,8 +440,10 @@ std::vector<int64_t> Pair(ConvertContext& context, const std::string& name, int6
 std::vector<OnnxValue> ConvertConv(ConvertContext& context) {
   if (RankOf(context, 0) != 4) Refuse("only 2-D convolutions (4-D data) are supported");
   const std::vector<int64_t> weight = StaticShapeOf(context, 1);
+  if (weight.size() != 4) Refuse("a weight of rank 4 is required");
   const std::vector<int64_t> kernel =
       context.IntsAttribute("kernel_shape").value_or(std::vector<int64_t>{weight[2], weight[3]});
+  if (kernel.size() != 2) Refuse("a 2-D kernel_shape is required");
   const std::vector<int64_t> strides = Pair(context, "strides", 1);
   const std::vector<int64_t> dilations = Pair(context, "dilations", 1);
   const int64_t groups = context.IntAttribute("group", 1);
@@ -598,25 +600,24 @@ std::vector<OnnxValue> ConvertConcat(ConvertContext& context) {
   bool known = rank == 1, shaped = true;
   for (size_t index = 0; index < context.input_count(); ++index) {
     const OnnxValue& part = context.Input(index);
-    if (!part.shape) {
-      shaped = false;
-      known = false;
-      continue;
+    if (!part.shape || part.shape->size() != rank) {
+      shaped = known = false;
+      break;
     }
-    if (out.empty())
+    const int64_t extent = (*part.shape)[size_t(axis)];
+    if (out.empty()) {
       out = *part.shape;
-    else
-      out[size_t(axis)] = out[size_t(axis)] < 0 || (*part.shape)[size_t(axis)] < 0
-                              ? -1
-                              : out[size_t(axis)] + (*part.shape)[size_t(axis)];
+    } else {
+      out[size_t(axis)] = out[size_t(axis)] < 0 || extent < 0 ? -1 : out[size_t(axis)] + extent;
+    }
     if (!known) continue;
     if (part.constant) {
       const std::vector<int64_t> values = IntValues(*part.constant);
       entries.insert(entries.end(), values.begin(), values.end());
-    } else if (part.known_entries) {
+    } else if (part.known_entries && int64_t(part.known_entries->size()) == extent) {
       entries.insert(entries.end(), part.known_entries->begin(), part.known_entries->end());
-    } else if ((*part.shape)[0] >= 0) {
-      entries.insert(entries.end(), size_t((*part.shape)[0]), -1);
+    } else if (extent >= 0) {
+      entries.insert(entries.end(), size_t(extent), -1);
     } else {
       known = false;
     }
@@ -776,8 +777,11 @@ std::vector<OnnxValue> ConvertGather(ConvertContext& context) {
   if (values && indices.constant && rank == 1) {
     // Entries of a shape picked while importing, some only known at run time.
     std::vector<int64_t> picked;
-    for (int64_t pick : IntValues(*indices.constant))
-      picked.push_back((*values)[size_t(pick < 0 ? pick + int64_t(values->size()) : pick)]);
+    for (int64_t pick : IntValues(*indices.constant)) {
+      if (pick < 0) pick += int64_t(values->size());
+      if (pick < 0 || pick >= int64_t(values->size())) Refuse("an index outside the data");
+      picked.push_back((*values)[size_t(pick)]);
+    }
     result.known_entries = picked;
   }
   return {result};

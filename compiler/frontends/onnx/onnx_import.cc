@@ -59,6 +59,14 @@ std::string TypeText(DType dtype, const std::vector<int64_t>& shape) {
   return text + (shape.size() == 1 ? ",), " : "), ") + std::string(DTypeName(dtype)) + "]";
 }
 
+// How errors name a node: nodes need no name, and an unnamed one goes by
+// its first output.
+std::string NodeLabel(const onnx::NodeProto& node) {
+  return (node.name().empty() && node.output_size() > 0 ? "node of output '" + node.output(0) + "'"
+                                                        : "node '" + node.name() + "'") +
+         " (" + node.op_type() + ")";
+}
+
 class Importer {
  public:
   Importer(onnx::ModelProto& model, std::string origin, std::string folder)
@@ -185,9 +193,37 @@ class Importer {
     }
     try {
       onnx::checker::check_model(model_);
+      CheckWindowAttributes();
       onnx::shape_inference::InferShapes(model_);
+    } catch (const Error&) {
+      throw;
     } catch (const std::exception& error) {
       Fail(std::string("not a valid ONNX model: ") + error.what());
+    }
+  }
+
+  // ONNX 1.12's shape inference divides by a window's strides and
+  // dilations without checking them (a zero stride crashes it): such
+  // attributes are refused before it runs.
+  void CheckWindowAttributes() const {
+    static const std::set<std::string> kWindowOperators = {
+        "Conv",        "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool",
+        "AveragePool", "LpPool",        "MaxUnpool",   "MaxRoiPool"};
+    for (const onnx::NodeProto& node : model_.graph().node()) {
+      if (!kWindowOperators.count(node.op_type())) continue;
+      for (const onnx::AttributeProto& attribute : node.attribute()) {
+        const std::string& name = attribute.name();
+        const bool positive = name == "strides" || name == "dilations" || name == "kernel_shape";
+        const bool non_negative = name == "pads" || name == "output_padding";
+        for (int64_t value : attribute.ints()) {
+          if ((positive && value <= 0) || (non_negative && value < 0)) {
+            Fail(NodeLabel(node) + " has " + name + " " + std::to_string(value));
+          }
+        }
+        if (name == "group" && attribute.i() <= 0) {
+          Fail(NodeLabel(node) + " has group " + std::to_string(attribute.i()));
+        }
+      }
     }
   }
 
@@ -288,11 +324,7 @@ class NodeContext final : public ConvertContext {
 };
 
 void Importer::ConvertNode(const onnx::NodeProto& node) {
-  // Nodes need no name: an unnamed one goes by its first output.
-  const std::string label =
-      (node.name().empty() && node.output_size() > 0 ? "node of output '" + node.output(0) + "'"
-                                                     : "node '" + node.name() + "'") +
-      " (" + node.op_type() + ")";
+  const std::string label = NodeLabel(node);
   auto poison = [&]() {
     for (const std::string& output : node.output()) poisoned_.insert(output);
   };

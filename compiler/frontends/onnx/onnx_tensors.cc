@@ -64,13 +64,6 @@ void CopyField(const Field& values, Tensor& tensor) {
   for (int index = 0; index < values.size(); ++index) out[index] = static_cast<T>(values[index]);
 }
 
-// The narrow integer types and bool keep one value per int32_data entry.
-template <typename T, typename Mismatch>
-void CopyInt32Field(const onnx::TensorProto& proto, Tensor& tensor, const Mismatch& mismatch) {
-  if (proto.int32_data_size() != tensor.element_count()) mismatch(size_t(proto.int32_data_size()));
-  CopyField<T>(proto.int32_data(), tensor);
-}
-
 }  // namespace
 
 std::optional<DType> DTypeOfElementType(int32_t element_type) {
@@ -118,55 +111,74 @@ Ref<Tensor> TensorFromProto(const onnx::TensorProto& proto, const std::string& f
     shape.push_back(dim);
     count *= dim;
   }
-  Ref<Tensor> tensor = Tensor::Empty(HostDevice(), shape, *dtype);
-  const size_t bytes = tensor->byte_size();
+  const size_t bytes = size_t(count) * DTypeSize(*dtype);
   auto mismatch = [&](size_t given) {
     Fail(what, std::to_string(given) + " values or bytes for a tensor of " + std::to_string(count) +
                    " elements");
   };
+  // The data is checked against the shape before anything is allocated:
+  // a small file cannot ask for a huge tensor.
+  std::string external;
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    const std::string data = ReadExternalData(proto, folder, what);
-    if (data.size() != bytes) mismatch(data.size());
-    if (bytes > 0) std::memcpy(tensor->host_data(), data.data(), bytes);
+    external = ReadExternalData(proto, folder, what);
+    if (external.size() != bytes) mismatch(external.size());
   } else if (proto.has_raw_data()) {
     if (proto.raw_data().size() != bytes) mismatch(proto.raw_data().size());
+  } else {
+    int values = 0;
+    switch (*dtype) {
+      case DType::kFloat32:
+        values = proto.float_data_size();
+        break;
+      case DType::kFloat64:
+        values = proto.double_data_size();
+        break;
+      case DType::kInt64:
+        values = proto.int64_data_size();
+        break;
+      default:
+        values = proto.int32_data_size();
+        break;
+    }
+    if (values != count) mismatch(size_t(values));
+  }
+  Ref<Tensor> tensor = Tensor::Empty(HostDevice(), shape, *dtype);
+  if (!external.empty()) {
+    std::memcpy(tensor->host_data(), external.data(), bytes);
+  } else if (proto.has_raw_data()) {
     if (bytes > 0) std::memcpy(tensor->host_data(), proto.raw_data().data(), bytes);
   } else {
     switch (*dtype) {
       case DType::kFloat32:
-        if (proto.float_data_size() != count) mismatch(size_t(proto.float_data_size()));
         CopyField<float>(proto.float_data(), *tensor);
         break;
       case DType::kFloat64:
-        if (proto.double_data_size() != count) mismatch(size_t(proto.double_data_size()));
         CopyField<double>(proto.double_data(), *tensor);
         break;
       case DType::kInt64:
-        if (proto.int64_data_size() != count) mismatch(size_t(proto.int64_data_size()));
         CopyField<int64_t>(proto.int64_data(), *tensor);
         break;
       case DType::kFloat16: {
         // float16's bits, one per int32_data entry.
-        if (proto.int32_data_size() != count) mismatch(size_t(proto.int32_data_size()));
         auto* out = static_cast<uint16_t*>(tensor->host_data());
         for (int index = 0; index < proto.int32_data_size(); ++index)
           out[index] = static_cast<uint16_t>(proto.int32_data(index));
         break;
       }
       case DType::kInt32:
-        CopyInt32Field<int32_t>(proto, *tensor, mismatch);
+        CopyField<int32_t>(proto.int32_data(), *tensor);
         break;
       case DType::kInt16:
-        CopyInt32Field<int16_t>(proto, *tensor, mismatch);
+        CopyField<int16_t>(proto.int32_data(), *tensor);
         break;
       case DType::kInt8:
-        CopyInt32Field<int8_t>(proto, *tensor, mismatch);
+        CopyField<int8_t>(proto.int32_data(), *tensor);
         break;
       case DType::kUInt8:
-        CopyInt32Field<uint8_t>(proto, *tensor, mismatch);
+        CopyField<uint8_t>(proto.int32_data(), *tensor);
         break;
       case DType::kBool:
-        CopyInt32Field<bool>(proto, *tensor, mismatch);
+        CopyField<bool>(proto.int32_data(), *tensor);
         break;
     }
   }
