@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -787,8 +788,16 @@ std::vector<OnnxValue> ConvertGather(ConvertContext& context) {
   return {result};
 }
 
-Converter Reduce(const std::string& op, int64_t axes_input_opset) {
-  return [op, axes_input_opset](ConvertContext& context) {
+// A reduction of `before(x)` by `op`, then `after` of the result (ReduceL2
+// is sqrt of a sum of squares); ONNX's axes and keepdims.
+using Wrap = std::function<std::string(const std::string&)>;
+std::string Same(const std::string& value) {
+  return value;
+}
+
+Converter Reduce(const std::string& op, int64_t axes_input_opset, Wrap before = Same,
+                 Wrap after = Same) {
+  return [op, axes_input_opset, before, after](ConvertContext& context) {
     const size_t rank = RankOf(context, 0);
     std::optional<std::vector<int64_t>> axes = AxesOf(context, axes_input_opset, 1);
     const bool keepdims = context.IntAttribute("keepdims", 1) != 0;
@@ -800,7 +809,7 @@ Converter Reduce(const std::string& op, int64_t axes_input_opset) {
       for (int64_t& axis : *axes) axis = NormalizeAxis(axis, rank);
       attributes.insert(attributes.begin(), "axis=" + IntList(*axes));
     }
-    return std::vector<OnnxValue>{Result(Call(op, {context.Tensor(0)}, attributes))};
+    return std::vector<OnnxValue>{Result(after(Call(op, {before(context.Tensor(0))}, attributes)))};
   };
 }
 
@@ -1201,6 +1210,63 @@ std::vector<OnnxValue> ConvertGRU(ConvertContext& context) {
   return RecurrentOutputs(context, states, 1);
 }
 
+// ---- layout ------------------------------------------------------------------------------
+
+// DepthToSpace and SpaceToDepth: a reshape, a transpose and a reshape of
+// static shapes.
+std::vector<OnnxValue> ConvertDepthToSpace(ConvertContext& context) {
+  const std::vector<int64_t> shape = StaticShapeOf(context, 0);
+  if (shape.size() != 4) Refuse("4-D data is required");
+  const int64_t b = context.IntAttribute("blocksize", 0);
+  const auto [n, c, h, w] = std::array<int64_t, 4>{shape[0], shape[1], shape[2], shape[3]};
+  if (b <= 0 || c % (b * b) != 0) Refuse("a blocksize that does not divide the channels");
+  const bool dcr = context.StringAttribute("mode", "DCR") == "DCR";
+  const std::vector<int64_t> split = dcr ? std::vector<int64_t>{n, b, b, c / (b * b), h, w}
+                                         : std::vector<int64_t>{n, c / (b * b), b, b, h, w};
+  const std::vector<int64_t> order =
+      dcr ? std::vector<int64_t>{0, 3, 4, 1, 5, 2} : std::vector<int64_t>{0, 1, 4, 2, 5, 3};
+  return {Result(Call(
+      "reshape",
+      {Call("transpose", {Call("reshape", {context.Tensor(0)}, {"newshape=" + IntList(split)})},
+            {"axes=" + IntList(order)})},
+      {"newshape=" + IntList({n, c / (b * b), h * b, w * b})}))};
+}
+
+std::vector<OnnxValue> ConvertSpaceToDepth(ConvertContext& context) {
+  const std::vector<int64_t> shape = StaticShapeOf(context, 0);
+  if (shape.size() != 4) Refuse("4-D data is required");
+  const int64_t b = context.IntAttribute("blocksize", 0);
+  const auto [n, c, h, w] = std::array<int64_t, 4>{shape[0], shape[1], shape[2], shape[3]};
+  if (b <= 0 || h % b != 0 || w % b != 0) Refuse("a blocksize that does not divide the map");
+  return {Result(Call("reshape",
+                      {Call("transpose",
+                            {Call("reshape", {context.Tensor(0)},
+                                  {"newshape=" + IntList({n, c, h / b, b, w / b, b})})},
+                            {"axes=" + IntList({0, 3, 5, 1, 2, 4})})},
+                      {"newshape=" + IntList({n, c * b * b, h / b, w / b})}))};
+}
+
+std::vector<OnnxValue> ConvertConvTranspose(ConvertContext& context) {
+  if (RankOf(context, 0) != 4) Refuse("only 2-D transposed convolutions (4-D data) are supported");
+  const std::vector<int64_t> weight = StaticShapeOf(context, 1);
+  if (weight.size() != 4) Refuse("a weight of rank 4 is required");
+  if (context.Attribute("output_shape") != nullptr) Refuse("output_shape is not supported");
+  const std::string auto_pad = context.StringAttribute("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") Refuse("auto_pad " + auto_pad);
+  const int64_t groups = context.IntAttribute("group", 1);
+  std::vector<int64_t> pads = context.IntsAttribute("pads").value_or(std::vector<int64_t>(4, 0));
+  if (pads.size() != 4) Refuse("pads of " + std::to_string(pads.size()) + " values");
+  std::string conv =
+      Call("nn.conv2d_transpose", {context.Tensor(0), context.Tensor(1)},
+           {"strides=" + IntList(Pair(context, "strides", 1)), "padding=" + IntList(pads),
+            "output_padding=" + IntList(Pair(context, "output_padding", 0)),
+            "dilation=" + IntList(Pair(context, "dilations", 1)),
+            "groups=" + std::to_string(groups), "channels=" + std::to_string(weight[1] * groups),
+            "kernel_size=" + IntList({weight[2], weight[3]})});
+  if (context.HasInput(2)) conv = Call("nn.bias_add", {conv, context.Tensor(2)});
+  return {Result(conv)};
+}
+
 const std::map<std::string, Converter>& Table() {
   static const std::map<std::string, Converter> table = [] {
     std::map<std::string, Converter> converters;
@@ -1341,6 +1407,56 @@ const std::map<std::string, Converter>& Table() {
     converters["ReduceMax"] = Reduce("max", 18);
     converters["ReduceMin"] = Reduce("min", 18);
     converters["ReduceProd"] = Reduce("prod", 18);
+    auto square = [](const std::string& x) { return Call("multiply", {x, x}); };
+    converters["ReduceL1"] =
+        Reduce("sum", 18, [](const std::string& x) { return Call("abs", {x}); });
+    converters["ReduceL2"] =
+        Reduce("sum", 18, square, [](const std::string& x) { return Call("sqrt", {x}); });
+    converters["ReduceSumSquare"] = Reduce("sum", 18, square);
+    converters["ReduceLogSum"] =
+        Reduce("sum", 18, Same, [](const std::string& x) { return Call("log", {x}); });
+    converters["ReduceLogSumExp"] = Reduce(
+        "sum", 18, [](const std::string& x) { return Call("exp", {x}); },
+        [](const std::string& x) { return Call("log", {x}); });
+    converters["DepthToSpace"] = ConvertDepthToSpace;
+    converters["SpaceToDepth"] = ConvertSpaceToDepth;
+    converters["ConvTranspose"] = ConvertConvTranspose;
+    // Hyperbolic and other functions written out over exp, log, sin, cos.
+    converters["Sinh"] = Formula([](ConvertContext& context, const std::string& x) {
+      return Call("divide",
+                  {Call("subtract", {Call("exp", {x}), Call("exp", {Call("negative", {x})})}),
+                   Literal(context, 2)});
+    });
+    converters["Cosh"] = Formula([](ConvertContext& context, const std::string& x) {
+      return Call("divide", {Call("add", {Call("exp", {x}), Call("exp", {Call("negative", {x})})}),
+                             Literal(context, 2)});
+    });
+    converters["Tan"] = Formula([](ConvertContext&, const std::string& x) {
+      return Call("divide", {Call("sin", {x}), Call("cos", {x})});
+    });
+    converters["Asinh"] = Formula([](ConvertContext& context, const std::string& x) {
+      return Call("log", {Call("add", {x, Call("sqrt", {Call("add", {Call("multiply", {x, x}),
+                                                                     Literal(context, 1)})})})});
+    });
+    converters["Acosh"] = Formula([](ConvertContext& context, const std::string& x) {
+      return Call("log",
+                  {Call("add", {x, Call("sqrt", {Call("subtract", {Call("multiply", {x, x}),
+                                                                   Literal(context, 1)})})})});
+    });
+    converters["Atanh"] = Formula([](ConvertContext& context, const std::string& x) {
+      return Call("multiply",
+                  {Literal(context, 0.5),
+                   Call("log", {Call("divide", {Call("add", {Literal(context, 1), x}),
+                                                Call("subtract", {Literal(context, 1), x})})})});
+    });
+    converters["Shrink"] = Formula([](ConvertContext& context, const std::string& x) {
+      const double lambd = context.FloatAttribute("lambd", 0.5f);
+      const double bias = context.FloatAttribute("bias", 0.0f);
+      return Where(Call("less", {x, Literal(context, -lambd)}),
+                   Call("add", {x, Literal(context, bias)}),
+                   Where(Call("greater", {x, Literal(context, lambd)}),
+                         Call("subtract", {x, Literal(context, bias)}), Literal(context, 0)));
+    });
     return converters;
   }();
   return table;
