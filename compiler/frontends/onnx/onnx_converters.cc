@@ -985,6 +985,9 @@ std::vector<OnnxValue> ConvertSplit(ConvertContext& context) {
     sections = std::to_string(outputs);
   } else {
     if (sizes.size() != outputs) Refuse("split sizes for another number of outputs");
+    for (int64_t part : sizes) {
+      if (part <= 0) Refuse("empty splits are not supported");
+    }
     std::vector<int64_t> indices;
     int64_t position = 0;
     for (size_t index = 0; index + 1 < sizes.size(); ++index)
@@ -1267,6 +1270,57 @@ std::vector<OnnxValue> ConvertConvTranspose(ConvertContext& context) {
   return {Result(conv)};
 }
 
+// Resize of 4-D NCHW data over its spatial axes, as image.resize2d: the
+// output size from `sizes` or from `scales` (floor(extent * scale)).
+std::vector<OnnxValue> ConvertResize(ConvertContext& context) {
+  const std::vector<int64_t> shape = StaticShapeOf(context, 0);
+  if (shape.size() != 4) Refuse("only 4-D (NCHW) data is supported");
+  const size_t scales_input = context.opset() < 11 ? 1 : 2;
+  std::vector<int64_t> size;
+  if (context.opset() >= 11 && context.HasInput(3)) {
+    const std::vector<int64_t> sizes = IntValues(*context.Constant(3));
+    if (sizes.size() != 4 || sizes[0] != shape[0] || sizes[1] != shape[1])
+      Refuse("sizes other than the spatial ones");
+    size = {sizes[2], sizes[3]};
+  } else {
+    const Ref<relay::Tensor>& scales = context.Constant(scales_input);
+    if (scales->dtype() != DType::kFloat32 || scales->element_count() != 4)
+      Refuse("scales of 4 float32 values are required");
+    const float* scale = scales->data<float>();
+    if (scale[0] != 1.0f || scale[1] != 1.0f) Refuse("scaling the batch or channel axis");
+    size = {int64_t(std::floor(double(shape[2]) * scale[2])),
+            int64_t(std::floor(double(shape[3]) * scale[3]))};
+    // ONNX maps coordinates by the scale itself, image.resize2d by the
+    // ratio of the extents: the same only where the scale gives an exact
+    // size.
+    if (double(size[0]) != double(shape[2]) * scale[2] ||
+        double(size[1]) != double(shape[3]) * scale[3]) {
+      Refuse("scales that do not give a whole output size");
+    }
+  }
+  const std::string mode = context.StringAttribute("mode", "nearest");
+  std::string coordinates = context.StringAttribute("coordinate_transformation_mode", "half_pixel");
+  std::string rounding = context.StringAttribute("nearest_mode", "round_prefer_floor");
+  if (context.opset() < 11) {
+    // Resize-10 samples at x_out / scale and takes the floor.
+    coordinates = "asymmetric";
+    rounding = "floor";
+  }
+  if (coordinates == "tf_crop_and_resize") Refuse("tf_crop_and_resize is not supported");
+  std::vector<std::string> attributes = {"size=" + IntList(size),
+                                         "coordinate_transformation_mode=\"" + coordinates + "\""};
+  if (mode == "nearest") {
+    attributes.push_back("method=\"nearest_neighbor\"");
+    attributes.push_back("rounding_method=\"" + rounding + "\"");
+  } else if (mode == "linear") {
+    attributes.push_back("method=\"linear\"");
+  } else {
+    Refuse("mode " + mode + " is not supported");
+  }
+  return {Shaped(Call("image.resize2d", {context.Tensor(0)}, attributes),
+                 std::vector<int64_t>{shape[0], shape[1], size[0], size[1]})};
+}
+
 const std::map<std::string, Converter>& Table() {
   static const std::map<std::string, Converter> table = [] {
     std::map<std::string, Converter> converters;
@@ -1421,6 +1475,7 @@ const std::map<std::string, Converter>& Table() {
     converters["DepthToSpace"] = ConvertDepthToSpace;
     converters["SpaceToDepth"] = ConvertSpaceToDepth;
     converters["ConvTranspose"] = ConvertConvTranspose;
+    converters["Resize"] = ConvertResize;
     // Hyperbolic and other functions written out over exp, log, sin, cos.
     converters["Sinh"] = Formula([](ConvertContext& context, const std::string& x) {
       return Call("divide",
