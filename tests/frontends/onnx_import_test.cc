@@ -206,7 +206,9 @@ TEST(OnnxImportCoverage, CountsImportedCases) {
   std::cout << "ONNX node tests: " << names.size() << " cases, " << imported << " imported, "
             << with_constant_operands << " more with constant operands, "
             << ConvertedOperators().size() << " operators converted\n";
-  std::cout << "cases not imported, by operator:";
+  std::cout << "operators converted:";
+  for (const std::string& op : ConvertedOperators()) std::cout << " " << op;
+  std::cout << "\ncases not imported, by operator:";
   for (const auto& [op, count] : refused_operators) std::cout << " " << op << "(" << count << ")";
   std::cout << "\n";
   EXPECT_GT(imported, 0);
