@@ -8,7 +8,10 @@ weight "w.0", outputs "out:0" and "out:1"), a dynamic batch axis, and two
 outputs: relu(x @ w.T) and softmax(x @ w.T) over the last axis. A second
 model, conv_zero_stride.onnx, is malformed in a way ONNX's checker lets
 through: a convolution with a stride of 0, on which ONNX 1.12's shape
-inference divides by zero; the importer must refuse it with an error.
+inference divides by zero; the importer must refuse it with an error. A
+third, branches.onnx, chooses with an If on whether sum(x) > 0 between
+two branches that read x from the graph around them: relu(x) * w, or
+1 - x; it has an input of each kind and their outputs.
 
     /usr/bin/python3 tests/tools/generate_onnx_fixtures.py
 """
@@ -51,6 +54,36 @@ def main():
         [numpy_helper.from_array(np.ones((1, 1, 3, 3), np.float32), "w")])
     onnx.save(helper.make_model(conv, opset_imports=[helper.make_opsetid("", 13)]),
               os.path.join(OUT, "conv_zero_stride.onnx"))
+    w = rng.uniform(-1, 1, (4,)).astype(np.float32)
+    then_branch = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Mul", ["r", "w"], ["then_y"])],
+        "then", [], [helper.make_tensor_value_info("then_y", TensorProto.FLOAT, [4])])
+    else_branch = helper.make_graph(
+        [helper.make_node("Constant", [], ["one"],
+                          value=numpy_helper.from_array(np.float32(1), "one")),
+         helper.make_node("Sub", ["one", "x"], ["else_y"])],
+        "else", [], [helper.make_tensor_value_info("else_y", TensorProto.FLOAT, [4])])
+    branches = helper.make_graph(
+        [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+         helper.make_node("Constant", [], ["zero"],
+                          value=numpy_helper.from_array(np.float32(0), "zero")),
+         helper.make_node("Greater", ["s", "zero"], ["positive"]),
+         helper.make_node("If", ["positive"], ["y"], then_branch=then_branch,
+                          else_branch=else_branch)],
+        "branches",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+        [numpy_helper.from_array(w, "w")])
+    model = helper.make_model(branches, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(OUT, "branches.onnx"))
+    positive = np.array([1.5, -0.5, 2.0, 0.25], np.float32)
+    negative = np.array([-1.5, 0.5, -2.0, 0.25], np.float32)
+    np.save(os.path.join(OUT, "branches_positive.npy"), positive)
+    np.save(os.path.join(OUT, "branches_negative.npy"), negative)
+    np.savez(os.path.join(OUT, "branches_expected.npz"),
+             positive=(np.maximum(positive, 0) * w).astype(np.float32),
+             negative=(1 - negative).astype(np.float32))
     np.savez(os.path.join(OUT, "two_outputs_expected.npz"),
              relu=np.maximum(h, 0).astype(np.float32),
              softmax=(e / e.sum(axis=-1, keepdims=True)).astype(np.float32))

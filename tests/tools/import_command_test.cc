@@ -86,6 +86,21 @@ TEST(ImportCommandTest, TheImportedProgramRunsAsTheModelDoes) {
   EXPECT_EQ(ReadArrays(weights).count("w_0"), 1u);
 }
 
+// An If whose branches read the graph's values, each way.
+TEST(ImportCommandTest, BranchesRunAsTheConditionSays) {
+  ScratchDirectory scratch;
+  std::map<std::string, Ref<Tensor>> want =
+      ReadArrays((kFixtures / "branches_expected.npz").string());
+  for (const char* which : {"positive", "negative"}) {
+    const std::string output = scratch / (std::string(which) + ".npy");
+    CommandResult run = RunRelayVm(
+        "run " + (kFixtures / "branches.onnx").string() + " --input x=" +
+        (kFixtures / ("branches_" + std::string(which) + ".npy")).string() + " --output " + output);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    ExpectClose(*ReadNpy(output, HostDevice()), *want[which]);
+  }
+}
+
 TEST(ImportCommandTest, BadModelsGetOneClearLine) {
   ScratchDirectory scratch;
   const std::string garbage = scratch / "garbage.onnx";

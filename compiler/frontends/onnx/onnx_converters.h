@@ -60,6 +60,9 @@ class ConvertContext {
   // `value` as a weight of @main (named from `hint`), for a constant the
   // converter derives while importing (a weight reshaped, say).
   virtual std::string Weight(const std::string& hint, Ref<relay::Tensor> value) = 0;
+  // The graph attribute `attribute` (an If's branch) as a Relay block,
+  // `{ let ...; result }`, and its outputs' values.
+  virtual std::string Branch(const std::string& attribute, std::vector<OnnxValue>& outputs) = 0;
   // Binds `expr` to a fresh variable of the program and returns it (for a
   // value several outputs project, such as a split's tuple).
   virtual std::string Bind(const std::string& expr) = 0;

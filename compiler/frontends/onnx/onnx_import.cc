@@ -92,10 +92,7 @@ class Importer {
       if (values_.count(input.name())) continue;  // an initializer's default value
       DeclareInput(input);
     }
-    for (const onnx::NodeProto& node : graph.node()) {
-      for (const std::string& input : node.input()) used_.insert(input);
-    }
-    for (const onnx::ValueInfoProto& output : graph.output()) used_.insert(output.name());
+    MarkUsed(graph);
     for (const onnx::NodeProto& node : graph.node()) ConvertNode(node);
     if (!problems_.empty()) ReportProblems();
 
@@ -112,19 +109,65 @@ class Importer {
     text << "def @main(";
     for (size_t index = 0; index < parameters_.size(); ++index)
       text << (index ? ",\n          " : "") << parameters_[index];
-    text << ") {\n";
-    for (const std::string& binding : bindings_) text << "  " << binding << "\n";
-    if (results.size() == 1) {
-      text << "  " << results[0] << "\n";
-    } else {
-      text << "  (";
-      for (size_t index = 0; index < results.size(); ++index)
-        text << (index ? ", " : "") << results[index];
-      text << (results.size() == 1 ? ",)" : ")") << "\n";
-    }
-    text << "}\n";
+    text << ") ";
+    text << Block(scopes_.back(), results, "") << "\n";
     imported_.relay_text = text.str();
     return std::move(imported_);
+  }
+
+  // The body of a function or branch: its bindings, then its result (a
+  // tuple of several), indented by `indent` more than its braces.
+  static std::string Block(const std::vector<std::string>& bindings,
+                           const std::vector<std::string>& results, const std::string& indent) {
+    std::string text = "{\n";
+    for (const std::string& binding : bindings) text += indent + "  " + binding + "\n";
+    text += indent + "  ";
+    if (results.size() == 1) {
+      text += results[0];
+    } else {
+      text += "(";
+      for (size_t index = 0; index < results.size(); ++index)
+        text += (index ? ", " : "") + results[index];
+      text += ")";
+    }
+    return text + "\n" + indent + "}";
+  }
+
+  // A branch (an If's then_branch or else_branch) as a Relay block, its
+  // outputs' values in `outputs`: its nodes are converted in a scope of
+  // their own and may read any value of the scopes around it.
+  std::string Subgraph(const onnx::GraphProto& graph, std::vector<OnnxValue>& outputs) {
+    if (graph.input_size() != 0) {
+      throw Unsupported{"a branch with inputs"};
+    }
+    for (const onnx::ValueInfoProto& info : graph.value_info())
+      declared_[info.name()] = TypeOf(info);
+    for (const onnx::ValueInfoProto& info : graph.output()) declared_[info.name()] = TypeOf(info);
+    for (const onnx::TensorProto& initializer : graph.initializer()) {
+      OnnxValue value;
+      value.constant =
+          TensorFromProto(initializer, folder_, "initializer '" + initializer.name() + "'");
+      value.dtype = value.constant->dtype();
+      value.shape =
+          std::vector<int64_t>(value.constant->shape().begin(), value.constant->shape().end());
+      values_[initializer.name()] = value;
+    }
+    scopes_.emplace_back();
+    const size_t problems = problems_.size();
+    for (const onnx::NodeProto& node : graph.node()) ConvertNode(node);
+    if (problems_.size() != problems) {
+      scopes_.pop_back();
+      throw Unsupported{"its branch holds nodes that do not convert (listed)"};
+    }
+    std::vector<std::string> results;
+    for (const onnx::ValueInfoProto& output : graph.output()) {
+      results.push_back(Materialize(output.name(), "branch output"));
+      outputs.push_back(values_.at(output.name()));
+    }
+    const std::string indent(2 * scopes_.size() - 2, ' ');
+    std::string block = Block(scopes_.back(), results, indent);
+    scopes_.pop_back();
+    return block;
   }
 
   // Input `name` as a Relay expression (see ConvertContext::Tensor).
@@ -164,7 +207,7 @@ class Importer {
   bool Used(const std::string& name) const { return !name.empty() && used_.count(name) != 0; }
   std::string Bind(const std::string& expr) {
     const std::string identifier = UniqueIdentifier("tmp");
-    bindings_.push_back("let %" + identifier + " = " + expr + ";");
+    scopes_.back().push_back("let %" + identifier + " = " + expr + ";");
     return "%" + identifier;
   }
   const OnnxValue* Find(const std::string& name) const {
@@ -236,6 +279,19 @@ class Importer {
     }
   }
 
+  // Marks every value a node reads, in `graph` and the graphs of its
+  // nodes' attributes (branches read values of the scopes around them).
+  void MarkUsed(const onnx::GraphProto& graph) {
+    for (const onnx::NodeProto& node : graph.node()) {
+      for (const std::string& input : node.input()) used_.insert(input);
+      for (const onnx::AttributeProto& attribute : node.attribute()) {
+        if (attribute.has_g()) MarkUsed(attribute.g());
+        for (const onnx::GraphProto& inner : attribute.graphs()) MarkUsed(inner);
+      }
+    }
+    for (const onnx::ValueInfoProto& output : graph.output()) used_.insert(output.name());
+  }
+
   void DeclareInput(const onnx::ValueInfoProto& input) {
     const DeclaredType type = TypeOf(input);
     if (!input.type().has_tensor_type()) Fail("input '" + input.name() + "' is not a tensor");
@@ -278,7 +334,8 @@ class Importer {
   std::set<std::string> used_identifiers_;
   std::set<std::string> poisoned_;  // outputs of nodes that failed
   std::vector<std::string> parameters_;
-  std::vector<std::string> bindings_;
+  // The bindings of @main's body, then of each branch being converted.
+  std::vector<std::vector<std::string>> scopes_{1};
   std::vector<std::string> globals_;
   std::set<std::string> used_;  // values some node or the graph's outputs read
   std::vector<std::string> problems_;
@@ -307,6 +364,11 @@ class NodeContext final : public ConvertContext {
     return importer_.Materialize(node_.input(int(index)), "input");
   }
   std::string Bind(const std::string& expr) override { return importer_.Bind(expr); }
+  std::string Branch(const std::string& attribute, std::vector<OnnxValue>& outputs) override {
+    const onnx::AttributeProto* graph = Attribute(attribute);
+    if (graph == nullptr || !graph->has_g()) throw Unsupported{"its " + attribute + " is missing"};
+    return importer_.Subgraph(graph->g(), outputs);
+  }
   std::string Weight(const std::string& hint, Ref<relay::Tensor> value) override {
     return importer_.AddWeight(hint, std::move(value));
   }
@@ -380,7 +442,7 @@ void Importer::ConvertNode(const onnx::NodeProto& node) {
     // literal (an Identity's) is used as it is.
     if (value.expr.find('(') != std::string::npos) {
       const std::string identifier = UniqueIdentifier(name);
-      bindings_.push_back("let %" + identifier + " = " + value.expr + ";");
+      scopes_.back().push_back("let %" + identifier + " = " + value.expr + ";");
       value.expr = "%" + identifier;
     }
     values_[name] = std::move(value);
