@@ -13,11 +13,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -31,6 +33,7 @@
 #include "compiler/frontends/onnx/onnx_converters.h"
 #include "compiler/frontends/onnx/onnx_import.h"
 #include "compiler/passes/bind_params.h"
+#include "relay/devices.h"
 #include "relay/error.h"
 #include "relay/tensor.h"
 #include "tests/kernels/fixture_cases.h"
@@ -212,6 +215,63 @@ TEST(OnnxImportCoverage, CountsImportedCases) {
   for (const auto& [op, count] : refused_operators) std::cout << " " << op << "(" << count << ")";
   std::cout << "\n";
   EXPECT_GT(imported, 0);
+}
+
+// x + c for a scalar constant c, as a model's bytes.
+std::string AddConstantModel(float constant) {
+  onnx::ModelProto model;
+  model.set_ir_version(7);
+  onnx::OperatorSetIdProto* opset = model.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(13);
+  onnx::GraphProto* graph = model.mutable_graph();
+  graph->set_name("add_constant");
+  for (const char* name : {"x", "y"}) {
+    onnx::ValueInfoProto* info = name[0] == 'x' ? graph->add_input() : graph->add_output();
+    info->set_name(name);
+    onnx::TypeProto_Tensor* tensor = info->mutable_type()->mutable_tensor_type();
+    tensor->set_elem_type(onnx::TensorProto::FLOAT);
+    tensor->mutable_shape()->add_dim()->set_dim_value(2);
+  }
+  onnx::NodeProto* node = graph->add_node();
+  node->set_op_type("Constant");
+  node->add_output("c");
+  onnx::AttributeProto* value = node->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  value->mutable_t()->add_float_data(constant);
+  onnx::NodeProto* add = graph->add_node();
+  add->set_op_type("Add");
+  add->add_input("x");
+  add->add_input("c");
+  add->add_output("y");
+  return model.SerializeAsString();
+}
+
+// A NaN or infinite constant has no Relay literal: it stays a weight, and
+// the program computes with it exactly.
+TEST(OnnxImportValues, NonFiniteConstantsStayWeights) {
+  for (float constant :
+       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(), 2.5f}) {
+    ImportedModel model = ImportOnnxBytes(AddConstantModel(constant), "add.onnx", ".");
+    std::shared_ptr<const vm::Executable> executable = Compile(model, "add.onnx");
+    Ref<Tensor> x = Tensor::Empty(HostDevice(), {2}, DType::kFloat32);
+    x->data<float>()[0] = 1.0f;
+    x->data<float>()[1] = -4.0f;
+    vm::VirtualMachine machine(executable);
+    std::vector<Value> inputs{x};
+    Value result = machine.Invoke("main", inputs);
+    const auto& y = static_cast<const Tensor&>(*result);
+    for (int index = 0; index < 2; ++index) {
+      const float want = x->data<float>()[index] + constant;
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(y.data<float>()[index])) << model.relay_text;
+      } else {
+        EXPECT_EQ(y.data<float>()[index], want) << model.relay_text;
+      }
+    }
+  }
 }
 
 TEST(OnnxImportNames, InvalidIdentifiersAreRenamedPredictably) {

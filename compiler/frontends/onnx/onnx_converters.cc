@@ -28,7 +28,10 @@ std::string IntList(const std::vector<int64_t>& values) {
   return text + "]";
 }
 
+// A float literal; an infinity becomes float32's largest magnitude (for
+// clip bounds), and NaN has no literal.
 std::string FloatText(double value) {
+  if (std::isnan(value)) Refuse("a NaN attribute or constant");
   if (std::isinf(value)) return value > 0 ? "3.4028235e38f" : "-3.4028235e38f";
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.9g", value);
@@ -1625,6 +1628,11 @@ std::vector<std::string> ConvertedOperators() {
 }
 
 std::string ScalarLiteral(const relay::Tensor& scalar) {
+  // Non-finite floats have no literal: they stay weights.
+  if ((scalar.dtype() == DType::kFloat32 && !std::isfinite(scalar.data<float>()[0])) ||
+      (scalar.dtype() == DType::kFloat64 && !std::isfinite(scalar.data<double>()[0]))) {
+    return "";
+  }
   switch (scalar.dtype()) {
     case DType::kFloat32:
       return FloatText(scalar.data<float>()[0]);

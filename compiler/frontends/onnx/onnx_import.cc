@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -236,7 +237,7 @@ class Importer {
     }
     try {
       onnx::checker::check_model(model_);
-      CheckWindowAttributes();
+      CheckWindowAttributes(model_.graph());
       onnx::shape_inference::InferShapes(model_);
     } catch (const Error&) {
       throw;
@@ -245,15 +246,40 @@ class Importer {
     }
   }
 
-  // ONNX 1.12's shape inference divides by a window's strides and
-  // dilations without checking them (a zero stride crashes it): such
-  // attributes are refused before it runs.
-  void CheckWindowAttributes() const {
+  // ONNX 1.12's shape inference trusts a window's attributes: it divides by
+  // its strides and dilations and indexes its pads by the kernel's rank
+  // without checking them (a zero stride, or pads too few, crash it). Such
+  // attributes are refused before it runs, in every graph of the model.
+  void CheckWindowAttributes(const onnx::GraphProto& graph) const {
     static const std::set<std::string> kWindowOperators = {
         "Conv",        "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool",
         "AveragePool", "LpPool",        "MaxUnpool",   "MaxRoiPool"};
-    for (const onnx::NodeProto& node : model_.graph().node()) {
+    // The ranks of tensors known before inference: weights and inputs.
+    std::map<std::string, int> ranks;
+    for (const onnx::TensorProto& tensor : graph.initializer())
+      ranks[tensor.name()] = tensor.dims_size();
+    for (const onnx::ValueInfoProto& info : graph.input()) {
+      if (info.type().has_tensor_type() && info.type().tensor_type().has_shape())
+        ranks.emplace(info.name(), info.type().tensor_type().shape().dim_size());
+    }
+    for (const onnx::NodeProto& node : graph.node()) {
+      for (const onnx::AttributeProto& attribute : node.attribute()) {
+        if (attribute.has_g()) CheckWindowAttributes(attribute.g());
+        for (const onnx::GraphProto& inner : attribute.graphs()) CheckWindowAttributes(inner);
+      }
       if (!kWindowOperators.count(node.op_type())) continue;
+      // The number of spatial axes: the kernel's, or the weight's rank - 2.
+      int spatial = -1;
+      for (const onnx::AttributeProto& attribute : node.attribute()) {
+        if (attribute.name() == "kernel_shape") spatial = attribute.ints_size();
+      }
+      const int weight = node.op_type() == "QLinearConv" ? 3 : 1;
+      if (spatial < 0 && node.input_size() > weight && ranks.count(node.input(weight)))
+        spatial = ranks.at(node.input(weight)) - 2;
+      if (spatial <= 0) Fail(NodeLabel(node) + ": its kernel's rank is unknown or not positive");
+      if (node.input_size() > 0 && ranks.count(node.input(0)) &&
+          ranks.at(node.input(0)) != spatial + 2)
+        Fail(NodeLabel(node) + ": its data's rank does not match its kernel's");
       for (const onnx::AttributeProto& attribute : node.attribute()) {
         const std::string& name = attribute.name();
         const bool positive = name == "strides" || name == "dilations" || name == "kernel_shape";
@@ -262,6 +288,14 @@ class Importer {
           if ((positive && value <= 0) || (non_negative && value < 0)) {
             Fail(NodeLabel(node) + " has " + name + " " + std::to_string(value));
           }
+        }
+        const int expected = name == "pads" ? 2 * spatial
+                             : positive || name == "output_padding" || name == "output_shape"
+                                 ? spatial
+                                 : -1;
+        if (expected >= 0 && attribute.ints_size() != expected) {
+          Fail(NodeLabel(node) + " has " + std::to_string(attribute.ints_size()) + " " + name +
+               " for " + std::to_string(spatial) + " spatial axes");
         }
         if (name == "group" && attribute.i() <= 0) {
           Fail(NodeLabel(node) + " has group " + std::to_string(attribute.i()));
