@@ -77,18 +77,7 @@ class Importer {
     opset_ = DefaultOpset();
     Check();
     const onnx::GraphProto& graph = model_.graph();
-    for (const onnx::ValueInfoProto& info : graph.value_info())
-      declared_[info.name()] = TypeOf(info);
-    for (const onnx::ValueInfoProto& info : graph.output()) declared_[info.name()] = TypeOf(info);
-    for (const onnx::TensorProto& initializer : graph.initializer()) {
-      OnnxValue value;
-      value.constant =
-          TensorFromProto(initializer, folder_, "initializer '" + initializer.name() + "'");
-      value.dtype = value.constant->dtype();
-      value.shape =
-          std::vector<int64_t>(value.constant->shape().begin(), value.constant->shape().end());
-      values_[initializer.name()] = value;
-    }
+    DefineGraphValues(graph);
     for (const onnx::ValueInfoProto& input : graph.input()) {
       if (values_.count(input.name())) continue;  // an initializer's default value
       DeclareInput(input);
@@ -141,18 +130,7 @@ class Importer {
     if (graph.input_size() != 0) {
       throw Unsupported{"a branch with inputs"};
     }
-    for (const onnx::ValueInfoProto& info : graph.value_info())
-      declared_[info.name()] = TypeOf(info);
-    for (const onnx::ValueInfoProto& info : graph.output()) declared_[info.name()] = TypeOf(info);
-    for (const onnx::TensorProto& initializer : graph.initializer()) {
-      OnnxValue value;
-      value.constant =
-          TensorFromProto(initializer, folder_, "initializer '" + initializer.name() + "'");
-      value.dtype = value.constant->dtype();
-      value.shape =
-          std::vector<int64_t>(value.constant->shape().begin(), value.constant->shape().end());
-      values_[initializer.name()] = value;
-    }
+    DefineGraphValues(graph);
     scopes_.emplace_back();
     const size_t problems = problems_.size();
     for (const onnx::NodeProto& node : graph.node()) ConvertNode(node);
@@ -310,6 +288,23 @@ class Importer {
     for (int suffix = 2;; ++suffix) {
       const std::string candidate = identifier + "_" + std::to_string(suffix);
       if (used_identifiers_.insert(candidate).second) return candidate;
+    }
+  }
+
+  // What `graph` declares of its values' types (its own and ONNX's shape
+  // inference's), and its initializers as constants.
+  void DefineGraphValues(const onnx::GraphProto& graph) {
+    for (const onnx::ValueInfoProto& info : graph.value_info())
+      declared_[info.name()] = TypeOf(info);
+    for (const onnx::ValueInfoProto& info : graph.output()) declared_[info.name()] = TypeOf(info);
+    for (const onnx::TensorProto& initializer : graph.initializer()) {
+      OnnxValue value;
+      value.constant =
+          TensorFromProto(initializer, folder_, "initializer '" + initializer.name() + "'");
+      value.dtype = value.constant->dtype();
+      value.shape =
+          std::vector<int64_t>(value.constant->shape().begin(), value.constant->shape().end());
+      values_[initializer.name()] = value;
     }
   }
 
