@@ -28,6 +28,10 @@ std::string IntList(const std::vector<int64_t>& values) {
   return text + "]";
 }
 
+// Shapes tracked entry by entry while importing have at most this many
+// entries (a tensor's rank); a longer 1-D tensor is data, not a shape.
+constexpr int64_t kMaximumShapeEntries = 64;
+
 // A float literal; an infinity becomes float32's largest magnitude (for
 // clip bounds), and NaN has no literal.
 std::string FloatText(double value) {
@@ -620,7 +624,7 @@ std::vector<OnnxValue> ConvertConcat(ConvertContext& context) {
       entries.insert(entries.end(), values.begin(), values.end());
     } else if (part.known_entries && int64_t(part.known_entries->size()) == extent) {
       entries.insert(entries.end(), part.known_entries->begin(), part.known_entries->end());
-    } else if (extent >= 0) {
+    } else if (extent >= 0 && extent <= kMaximumShapeEntries) {
       entries.insert(entries.end(), size_t(extent), -1);
     } else {
       known = false;

@@ -130,12 +130,19 @@ class Importer {
     if (graph.input_size() != 0) {
       throw Unsupported{"a branch with inputs"};
     }
+    // What the branch defines is gone when it ends, as in Relay's scopes.
+    std::set<std::string> outer;
+    for (const auto& [name, value] : values_) outer.insert(name);
     DefineGraphValues(graph);
     scopes_.emplace_back();
     const size_t problems = problems_.size();
     for (const onnx::NodeProto& node : graph.node()) ConvertNode(node);
-    if (problems_.size() != problems) {
+    auto leave = [&]() {
       scopes_.pop_back();
+      std::erase_if(values_, [&](const auto& entry) { return !outer.count(entry.first); });
+    };
+    if (problems_.size() != problems) {
+      leave();
       throw Unsupported{"its branch holds nodes that do not convert (listed)"};
     }
     std::vector<std::string> results;
@@ -145,7 +152,7 @@ class Importer {
     }
     const std::string indent(2 * scopes_.size() - 2, ' ');
     std::string block = Block(scopes_.back(), results, indent);
-    scopes_.pop_back();
+    leave();
     return block;
   }
 
