@@ -10,171 +10,13 @@
 #include <numeric>
 #include <sstream>
 
+#include "compiler/frontends/onnx/onnx_converter_helpers.h"
 #include "compiler/frontends/onnx/onnx_tensors.h"
 #include "relay/devices.h"
 
 namespace relay::onnx_import {
 
 namespace {
-
-[[noreturn]] void Refuse(const std::string& reason) {
-  throw Unsupported{reason};
-}
-
-std::string IntList(const std::vector<int64_t>& values) {
-  std::string text = "[";
-  for (size_t index = 0; index < values.size(); ++index)
-    text += (index ? ", " : "") + std::to_string(values[index]);
-  return text + "]";
-}
-
-// Shapes tracked entry by entry while importing have at most this many
-// entries (a tensor's rank); a longer 1-D tensor is data, not a shape.
-constexpr int64_t kMaximumShapeEntries = 64;
-
-// A float literal; an infinity becomes float32's largest magnitude (for
-// clip bounds), and NaN has no literal.
-std::string FloatText(double value) {
-  if (std::isnan(value)) Refuse("a NaN attribute or constant");
-  if (std::isinf(value)) return value > 0 ? "3.4028235e38f" : "-3.4028235e38f";
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.9g", value);
-  std::string text = buffer;
-  if (text.find_first_of(".e") == std::string::npos) text += ".0";
-  return text + "f";
-}
-
-// op(args..., attributes...) in Relay's text.
-std::string Call(const std::string& op, const std::vector<std::string>& args,
-                 const std::vector<std::string>& attributes = {}) {
-  std::string text = op + "(";
-  bool first = true;
-  for (const std::string& part : args) {
-    text += (first ? "" : ", ") + part;
-    first = false;
-  }
-  for (const std::string& part : attributes) {
-    text += (first ? "" : ", ") + part;
-    first = false;
-  }
-  return text + ")";
-}
-
-OnnxValue Result(std::string expr) {
-  OnnxValue value;
-  value.expr = std::move(expr);
-  return value;
-}
-
-OnnxValue ConstantValue(Ref<Tensor> tensor) {
-  OnnxValue value;
-  value.dtype = tensor->dtype();
-  value.shape = std::vector<int64_t>(tensor->shape().begin(), tensor->shape().end());
-  value.constant = std::move(tensor);
-  return value;
-}
-
-OnnxValue Shaped(std::string expr, std::optional<std::vector<int64_t>> shape) {
-  OnnxValue value;
-  value.expr = std::move(expr);
-  value.shape = std::move(shape);
-  return value;
-}
-
-// NumPy's broadcast of the inputs' shapes (-1 where a dimension is only
-// known at run time), or nothing when a rank is unknown.
-std::optional<std::vector<int64_t>> BroadcastOfInputs(const ConvertContext& context) {
-  std::vector<int64_t> result;
-  for (size_t index = 0; index < context.input_count(); ++index) {
-    if (!context.HasInput(index)) continue;
-    const OnnxValue& value = context.Input(index);
-    if (!value.shape) return std::nullopt;
-    std::vector<int64_t> shape = *value.shape;
-    if (shape.size() > result.size())
-      result.insert(result.begin(), shape.size() - result.size(), 1);
-    shape.insert(shape.begin(), result.size() - shape.size(), 1);
-    for (size_t axis = 0; axis < result.size(); ++axis) {
-      if (result[axis] == 1)
-        result[axis] = shape[axis];
-      else if (shape[axis] != 1 && result[axis] < 0)
-        result[axis] = shape[axis];
-    }
-  }
-  return result;
-}
-
-// The known rank of input `index`, or Unsupported.
-size_t RankOf(const ConvertContext& context, size_t index) {
-  const OnnxValue& value = context.Input(index);
-  if (!value.shape) Refuse("input " + std::to_string(index) + " has an unknown rank");
-  return value.shape->size();
-}
-
-// The known shape of input `index` (every dimension known), or Unsupported.
-std::vector<int64_t> StaticShapeOf(const ConvertContext& context, size_t index) {
-  const OnnxValue& value = context.Input(index);
-  if (!value.shape) Refuse("input " + std::to_string(index) + " has an unknown shape");
-  for (int64_t dim : *value.shape) {
-    if (dim < 0)
-      Refuse("input " + std::to_string(index) + " has a dimension only known at run time");
-  }
-  return *value.shape;
-}
-
-// A constant input's integer values.
-std::vector<int64_t> IntValues(const Tensor& tensor) {
-  std::vector<int64_t> values;
-  for (int64_t index = 0; index < tensor.element_count(); ++index) {
-    switch (tensor.dtype()) {
-      case DType::kInt64:
-        values.push_back(tensor.data<int64_t>()[index]);
-        break;
-      case DType::kInt32:
-        values.push_back(tensor.data<int32_t>()[index]);
-        break;
-      default:
-        Refuse("an integer tensor was expected, got " + std::string(DTypeName(tensor.dtype())));
-    }
-  }
-  return values;
-}
-
-double FloatValue(const Tensor& tensor) {
-  if (tensor.element_count() != 1) Refuse("a scalar was expected");
-  switch (tensor.dtype()) {
-    case DType::kFloat32:
-      return tensor.data<float>()[0];
-    case DType::kFloat64:
-      return tensor.data<double>()[0];
-    case DType::kInt64:
-      return double(tensor.data<int64_t>()[0]);
-    case DType::kInt32:
-      return double(tensor.data<int32_t>()[0]);
-    default:
-      Refuse("a numeric scalar was expected");
-  }
-}
-
-int64_t NormalizeAxis(int64_t axis, size_t rank) {
-  const int64_t normalized = axis < 0 ? axis + int64_t(rank) : axis;
-  if (normalized < 0 || normalized >= int64_t(rank)) {
-    Refuse("axis " + std::to_string(axis) + " is outside rank " + std::to_string(rank));
-  }
-  return normalized;
-}
-
-bool IsFloatDType(DType dtype) {
-  return dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16;
-}
-
-// The node's axes, from its `axes` attribute (before `input_opset`) or its
-// input `input` (from it); nothing when absent.
-std::optional<std::vector<int64_t>> AxesOf(ConvertContext& context, int64_t input_opset,
-                                           size_t input) {
-  if (context.opset() < input_opset) return context.IntsAttribute("axes");
-  if (!context.HasInput(input)) return std::nullopt;
-  return IntValues(*context.Constant(input));
-}
 
 // ---- elementwise --------------------------------------------------------------------------
 
@@ -822,24 +664,12 @@ Converter Reduce(const std::string& op, int64_t axes_input_opset, Wrap before = 
 
 // ---- more elementwise ----------------------------------------------------------------------
 
-// A float literal of input 0's dtype.
-std::string Literal(const ConvertContext& context, double value) {
-  const DType dtype = context.Input(0).dtype;
-  if (dtype == DType::kFloat64) return FloatText(value) + "64";
-  if (dtype != DType::kFloat32) Refuse("only float32 and float64 data are supported");
-  return FloatText(value);
-}
-
 // Elementwise operators written out over the data `x` (input 0).
 Converter Formula(std::function<std::string(ConvertContext&, const std::string&)> formula) {
   return [formula](ConvertContext& context) {
     return std::vector<OnnxValue>{
         Shaped(formula(context, context.Tensor(0)), context.Input(0).shape)};
   };
-}
-
-std::string Where(const std::string& condition, const std::string& yes, const std::string& no) {
-  return Call("where", {condition, yes, no});
 }
 
 std::vector<OnnxValue> ConvertMean(ConvertContext& context) {
@@ -1050,176 +880,6 @@ std::vector<OnnxValue> ConvertLayerNormalization(ConvertContext& context) {
                  context.Input(0).shape)};
 }
 
-// ---- recurrent layers ------------------------------------------------------------------------
-
-// What LSTM and GRU share: one forward layer over X (seq, batch, input) of
-// any length, with the default activations; the rest is Unsupported.
-struct RecurrentLayer {
-  int64_t batch = 0, input = 0, hidden = 0;
-  std::string tensor_type;  // Tensor[(batch, hidden), dtype]
-};
-
-RecurrentLayer CheckRecurrent(ConvertContext& context, int64_t gates) {
-  if (context.StringAttribute("direction", "forward") != "forward")
-    Refuse("only the forward direction is supported");
-  if (context.IntAttribute("layout", 0) != 0) Refuse("layout 1 (batch first) is not supported");
-  if (context.Attribute("activations") != nullptr) Refuse("activations other than the defaults");
-  if (context.Attribute("clip") != nullptr) Refuse("clip is not supported");
-  if (context.HasInput(4)) Refuse("sequence_lens is not supported");
-  if (context.OutputUsed(0)) Refuse("its Y output (every step's state) is not supported yet");
-  const OnnxValue& x = context.Input(0);
-  if (!x.shape || x.shape->size() != 3) Refuse("X of rank 3 is required");
-  if (x.dtype != DType::kFloat32) Refuse("only float32 is supported");
-  const std::vector<int64_t> w = StaticShapeOf(context, 1);
-  RecurrentLayer layer;
-  layer.hidden = context.IntAttribute("hidden_size", 0);
-  layer.batch = (*x.shape)[1];
-  layer.input = (*x.shape)[2];
-  if (layer.batch < 0 || layer.input < 0) Refuse("X's batch and input sizes must be known");
-  if (layer.hidden <= 0 || w.size() != 3 || w[0] != 1 || w[1] != gates * layer.hidden ||
-      w[2] != layer.input) {
-    Refuse("W does not match hidden_size and X");
-  }
-  layer.tensor_type = "Tensor[(" + std::to_string(layer.batch) + ", " +
-                      std::to_string(layer.hidden) + "), float32]";
-  return layer;
-}
-
-// Input `index` without its leading direction axis (of extent 1): a
-// constant weight is reshaped while importing, so that no run copies it.
-std::string WithoutDirection(ConvertContext& context, size_t index) {
-  const OnnxValue& value = context.Input(index);
-  if (value.constant) {
-    Shape shape = value.constant->shape();
-    shape.erase(shape.begin());
-    return context.Weight(context.node().input(int(index)), value.constant->Reshape(shape));
-  }
-  return Call("squeeze", {context.Tensor(index)}, {"axis=[0]"});
-}
-
-// Input `index` (a [1, batch, hidden] state) without its direction axis, or
-// zeros.
-std::string InitialState(ConvertContext& context, size_t index, const RecurrentLayer& layer) {
-  if (context.HasInput(index)) return WithoutDirection(context, index);
-  return Call("zeros", {}, {"shape=" + IntList({layer.batch, layer.hidden}), "dtype=\"float32\""});
-}
-
-// B ([1, 2 * gates * hidden]) as its input and recurrent halves, or zeros.
-std::pair<std::string, std::string> Biases(ConvertContext& context, int64_t size) {
-  if (!context.HasInput(3)) {
-    const std::string zeros = Call("zeros", {}, {"shape=" + IntList({size}), "dtype=\"float32\""});
-    return {zeros, zeros};
-  }
-  const std::string b = WithoutDirection(context, 3);
-  return {Call("strided_slice", {b}, {"begin=[0]", "end=" + IntList({size})}),
-          Call("strided_slice", {b}, {"begin=" + IntList({size}), "end=" + IntList({2 * size})})};
-}
-
-// The states after the loop, as the node's Y_h (and Y_c) outputs.
-std::vector<OnnxValue> RecurrentOutputs(ConvertContext& context, const std::string& states,
-                                        int outputs) {
-  // Y: unread (refused above otherwise), so never bound.
-  std::vector<OnnxValue> results{Result("")};
-  for (int index = 0; index < outputs; ++index) {
-    results.push_back(
-        Result(context.OutputUsed(size_t(index) + 1)
-                   ? Call("expand_dims", {states + "." + std::to_string(index)}, {"axis=0"})
-                   : ""));
-  }
-  return results;
-}
-
-// LSTM (gates i, o, f, c in ONNX's order): a recursive loop over the
-// sequence's steps, its length only known at run time.
-std::vector<OnnxValue> ConvertLSTM(ConvertContext& context) {
-  const RecurrentLayer layer = CheckRecurrent(context, 4);
-  if (context.HasInput(7)) Refuse("peepholes (P) are not supported");
-  if (context.IntAttribute("input_forget", 0) != 0) Refuse("input_forget is not supported");
-  const std::string t = layer.tensor_type;
-  const std::string definition =
-      "def @NAME(%x: Tensor[(?, " + std::to_string(layer.batch) + ", " +
-      std::to_string(layer.input) + "), float32], %w: Tensor[(" + std::to_string(4 * layer.hidden) +
-      ", " + std::to_string(layer.input) + "), float32], %r: Tensor[(" +
-      std::to_string(4 * layer.hidden) + ", " + std::to_string(layer.hidden) +
-      "), float32], %b: Tensor[(" + std::to_string(4 * layer.hidden) + ",), float32], %h0: " + t +
-      ", %c0: " + t + ") -> (" + t + ", " + t +
-      ") {\n"
-      "  let %length = take(shape_of(%x), 0, axis=0);\n"
-      "  let %loop = fn (%step: int32, %h: " +
-      t + ", %c: " + t + ") -> (" + t + ", " + t +
-      ") {\n"
-      "    if (less(%step, %length)) {\n"
-      "      let %gates = add(add(nn.dense(take(%x, %step, axis=0), %w), nn.dense(%h, %r)), %b);\n"
-      "      let %parts = split(%gates, indices_or_sections=4, axis=1);\n"
-      "      let %cell = add(multiply(sigmoid(%parts.2), %c), multiply(sigmoid(%parts.0), "
-      "tanh(%parts.3)));\n"
-      "      %loop(add(%step, 1), multiply(sigmoid(%parts.1), tanh(%cell)), %cell)\n"
-      "    } else {\n"
-      "      (%h, %c)\n"
-      "    }\n"
-      "  };\n"
-      "  %loop(0, %h0, %c0)\n"
-      "}\n";
-  const std::string function = context.AddGlobal("lstm", definition);
-  const auto [input_bias, recurrent_bias] = Biases(context, 4 * layer.hidden);
-  const std::string states = context.Bind(
-      Call(function, {context.Tensor(0), WithoutDirection(context, 1), WithoutDirection(context, 2),
-                      Call("add", {input_bias, recurrent_bias}), InitialState(context, 5, layer),
-                      InitialState(context, 6, layer)}));
-  return RecurrentOutputs(context, states, 2);
-}
-
-// GRU (gates z, r, h in ONNX's order), as LSTM's loop.
-std::vector<OnnxValue> ConvertGRU(ConvertContext& context) {
-  const RecurrentLayer layer = CheckRecurrent(context, 3);
-  const bool linear_before_reset = context.IntAttribute("linear_before_reset", 0) != 0;
-  const std::string t = layer.tensor_type;
-  const std::string h3 = std::to_string(3 * layer.hidden), h = std::to_string(layer.hidden);
-  // The candidate: tanh(x_h + r * (h R_h + Rb_h)) with linear_before_reset,
-  // else tanh(x_h + (r * h) R_h + Rb_h).
-  const std::string candidate =
-      linear_before_reset
-          ? "tanh(add(%xs.2, multiply(%reset, %hs.2)))"
-          : "tanh(add(%xs.2, add(nn.dense(multiply(%reset, %h), strided_slice(%r, begin=[" +
-                std::to_string(2 * layer.hidden) + "], end=[" + h3 +
-                "])), strided_slice(%rb, begin=[" + std::to_string(2 * layer.hidden) + "], end=[" +
-                h3 + "]))))";
-  const std::string definition =
-      "def @NAME(%x: Tensor[(?, " + std::to_string(layer.batch) + ", " +
-      std::to_string(layer.input) + "), float32], %w: Tensor[(" + h3 + ", " +
-      std::to_string(layer.input) + "), float32], %r: Tensor[(" + h3 + ", " + h +
-      "), float32], %wb: Tensor[(" + h3 + ",), float32], %rb: Tensor[(" + h3 +
-      ",), float32], %h0: " + t + ") -> (" + t +
-      ",) {\n"
-      "  let %length = take(shape_of(%x), 0, axis=0);\n"
-      "  let %loop = fn (%step: int32, %h: " +
-      t + ") -> (" + t +
-      ",) {\n"
-      "    if (less(%step, %length)) {\n"
-      "      let %xs = split(add(nn.dense(take(%x, %step, axis=0), %w), %wb), "
-      "indices_or_sections=3, axis=1);\n"
-      "      let %hs = split(add(nn.dense(%h, %r), %rb), indices_or_sections=3, axis=1);\n"
-      "      let %update = sigmoid(add(%xs.0, %hs.0));\n"
-      "      let %reset = sigmoid(add(%xs.1, %hs.1));\n"
-      "      let %candidate = " +
-      candidate +
-      ";\n"
-      "      %loop(add(%step, 1), add(multiply(subtract(1f, %update), %candidate), "
-      "multiply(%update, %h)))\n"
-      "    } else {\n"
-      "      (%h,)\n"
-      "    }\n"
-      "  };\n"
-      "  %loop(0, %h0)\n"
-      "}\n";
-  const std::string function = context.AddGlobal("gru", definition);
-  const auto [input_bias, recurrent_bias] = Biases(context, 3 * layer.hidden);
-  const std::string states = context.Bind(
-      Call(function, {context.Tensor(0), WithoutDirection(context, 1), WithoutDirection(context, 2),
-                      input_bias, recurrent_bias, InitialState(context, 5, layer)}));
-  return RecurrentOutputs(context, states, 1);
-}
-
 // ---- layout ------------------------------------------------------------------------------
 
 // DepthToSpace and SpaceToDepth: a reshape, a transpose and a reshape of
@@ -1328,51 +988,6 @@ std::vector<OnnxValue> ConvertResize(ConvertContext& context) {
                  std::vector<int64_t>{shape[0], shape[1], size[0], size[1]})};
 }
 
-// ---- control flow --------------------------------------------------------------------------
-
-// If: Relay's if over the two branches, on the condition's one element.
-std::vector<OnnxValue> ConvertIf(ConvertContext& context) {
-  const OnnxValue& condition = context.Input(0);
-  if (condition.dtype != DType::kBool) Refuse("a condition other than bool");
-  std::string test = context.Tensor(0);
-  if (!condition.shape || !condition.shape->empty()) {
-    test = Call("reshape", {test}, {"newshape=[]"});
-  }
-  std::vector<OnnxValue> then_outputs, else_outputs;
-  const std::string then_block = context.Branch("then_branch", then_outputs);
-  const std::string else_block = context.Branch("else_branch", else_outputs);
-  const size_t outputs = size_t(context.node().output_size());
-  if (then_outputs.size() != outputs || else_outputs.size() != outputs)
-    Refuse("branches with another number of outputs than the node");
-  const std::string choice = "if (" + test + ") " + then_block + " else " + else_block;
-  // Each output keeps what both branches agree on of its shape.
-  auto agreed = [&](size_t index) {
-    OnnxValue value;
-    const OnnxValue &a = then_outputs[index], &b = else_outputs[index];
-    value.dtype = a.dtype;
-    if (a.shape && b.shape && a.shape->size() == b.shape->size()) {
-      value.shape = *a.shape;
-      for (size_t axis = 0; axis < a.shape->size(); ++axis) {
-        if ((*a.shape)[axis] != (*b.shape)[axis]) (*value.shape)[axis] = -1;
-      }
-    }
-    return value;
-  };
-  if (outputs == 1) {
-    OnnxValue value = agreed(0);
-    value.expr = choice;
-    return {value};
-  }
-  const std::string both = context.Bind(choice);
-  std::vector<OnnxValue> results;
-  for (size_t index = 0; index < outputs; ++index) {
-    OnnxValue value = agreed(index);
-    value.expr = both + "." + std::to_string(index);
-    results.push_back(value);
-  }
-  return results;
-}
-
 const std::map<std::string, Converter>& Table() {
   static const std::map<std::string, Converter> table = [] {
     std::map<std::string, Converter> converters;
@@ -1470,8 +1085,6 @@ const std::map<std::string, Converter>& Table() {
     converters["Split"] = ConvertSplit;
     converters["Pad"] = ConvertPad;
     converters["LayerNormalization"] = ConvertLayerNormalization;
-    converters["LSTM"] = ConvertLSTM;
-    converters["GRU"] = ConvertGRU;
     converters["Max"] = Variadic("maximum");
     converters["Min"] = Variadic("minimum");
     converters["Sum"] = Variadic("add");
@@ -1528,7 +1141,6 @@ const std::map<std::string, Converter>& Table() {
     converters["SpaceToDepth"] = ConvertSpaceToDepth;
     converters["ConvTranspose"] = ConvertConvTranspose;
     converters["Resize"] = ConvertResize;
-    converters["If"] = ConvertIf;
     // Hyperbolic and other functions written out over exp, log, sin, cos.
     converters["Sinh"] = Formula([](ConvertContext& context, const std::string& x) {
       return Call("divide",
@@ -1565,6 +1177,8 @@ const std::map<std::string, Converter>& Table() {
                    Where(Call("greater", {x, Literal(context, lambd)}),
                          Call("subtract", {x, Literal(context, bias)}), Literal(context, 0)));
     });
+    AddRecurrentConverters(converters);
+    AddControlFlowConverters(converters);
     return converters;
   }();
   return table;

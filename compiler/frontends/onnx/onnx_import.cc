@@ -11,7 +11,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "compiler/frontends/onnx/onnx_converters.h"
+#include "compiler/frontends/onnx/onnx_converter_helpers.h"
 #include "compiler/frontends/onnx/onnx_tensors.h"
 #include "relay/error.h"
 
@@ -48,16 +48,6 @@ DeclaredType TypeOf(const onnx::ValueInfoProto& info) {
     type.shape = std::move(dims);
   }
   return type;
-}
-
-// A Relay tensor type: Tensor[(1, ?, 3), float32], or the dtype for rank 0.
-std::string TypeText(DType dtype, const std::vector<int64_t>& shape) {
-  if (shape.empty()) return std::string(DTypeName(dtype));
-  std::string text = "Tensor[(";
-  for (size_t index = 0; index < shape.size(); ++index)
-    text +=
-        (index ? ", " : "") + (shape[index] < 0 ? std::string("?") : std::to_string(shape[index]));
-  return text + (shape.size() == 1 ? ",), " : "), ") + std::string(DTypeName(dtype)) + "]";
 }
 
 // How errors name a node: nodes need no name, and an unnamed one goes by

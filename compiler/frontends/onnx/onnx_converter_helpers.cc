@@ -1,0 +1,184 @@
+#include "compiler/frontends/onnx/onnx_converter_helpers.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace relay::onnx_import {
+
+[[noreturn]] void Refuse(const std::string& reason) {
+  throw Unsupported{reason};
+}
+
+std::string IntList(const std::vector<int64_t>& values) {
+  std::string text = "[";
+  for (size_t index = 0; index < values.size(); ++index)
+    text += (index ? ", " : "") + std::to_string(values[index]);
+  return text + "]";
+}
+
+// A float literal; an infinity becomes float32's largest magnitude (for
+// clip bounds), and NaN has no literal.
+std::string FloatText(double value) {
+  if (std::isnan(value)) Refuse("a NaN attribute or constant");
+  if (std::isinf(value)) return value > 0 ? "3.4028235e38f" : "-3.4028235e38f";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.9g", value);
+  std::string text = buffer;
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return text + "f";
+}
+
+// op(args..., attributes...) in Relay's text.
+std::string Call(const std::string& op, const std::vector<std::string>& args,
+                 const std::vector<std::string>& attributes) {
+  std::string text = op + "(";
+  bool first = true;
+  for (const std::string& part : args) {
+    text += (first ? "" : ", ") + part;
+    first = false;
+  }
+  for (const std::string& part : attributes) {
+    text += (first ? "" : ", ") + part;
+    first = false;
+  }
+  return text + ")";
+}
+
+OnnxValue Result(std::string expr) {
+  OnnxValue value;
+  value.expr = std::move(expr);
+  return value;
+}
+
+OnnxValue ConstantValue(Ref<Tensor> tensor) {
+  OnnxValue value;
+  value.dtype = tensor->dtype();
+  value.shape = std::vector<int64_t>(tensor->shape().begin(), tensor->shape().end());
+  value.constant = std::move(tensor);
+  return value;
+}
+
+OnnxValue Shaped(std::string expr, std::optional<std::vector<int64_t>> shape) {
+  OnnxValue value;
+  value.expr = std::move(expr);
+  value.shape = std::move(shape);
+  return value;
+}
+
+// NumPy's broadcast of the inputs' shapes (-1 where a dimension is only
+// known at run time), or nothing when a rank is unknown.
+std::optional<std::vector<int64_t>> BroadcastOfInputs(const ConvertContext& context) {
+  std::vector<int64_t> result;
+  for (size_t index = 0; index < context.input_count(); ++index) {
+    if (!context.HasInput(index)) continue;
+    const OnnxValue& value = context.Input(index);
+    if (!value.shape) return std::nullopt;
+    std::vector<int64_t> shape = *value.shape;
+    if (shape.size() > result.size())
+      result.insert(result.begin(), shape.size() - result.size(), 1);
+    shape.insert(shape.begin(), result.size() - shape.size(), 1);
+    for (size_t axis = 0; axis < result.size(); ++axis) {
+      if (result[axis] == 1)
+        result[axis] = shape[axis];
+      else if (shape[axis] != 1 && result[axis] < 0)
+        result[axis] = shape[axis];
+    }
+  }
+  return result;
+}
+
+// The known rank of input `index`, or Unsupported.
+size_t RankOf(const ConvertContext& context, size_t index) {
+  const OnnxValue& value = context.Input(index);
+  if (!value.shape) Refuse("input " + std::to_string(index) + " has an unknown rank");
+  return value.shape->size();
+}
+
+// The known shape of input `index` (every dimension known), or Unsupported.
+std::vector<int64_t> StaticShapeOf(const ConvertContext& context, size_t index) {
+  const OnnxValue& value = context.Input(index);
+  if (!value.shape) Refuse("input " + std::to_string(index) + " has an unknown shape");
+  for (int64_t dim : *value.shape) {
+    if (dim < 0)
+      Refuse("input " + std::to_string(index) + " has a dimension only known at run time");
+  }
+  return *value.shape;
+}
+
+// A constant input's integer values.
+std::vector<int64_t> IntValues(const Tensor& tensor) {
+  std::vector<int64_t> values;
+  for (int64_t index = 0; index < tensor.element_count(); ++index) {
+    switch (tensor.dtype()) {
+      case DType::kInt64:
+        values.push_back(tensor.data<int64_t>()[index]);
+        break;
+      case DType::kInt32:
+        values.push_back(tensor.data<int32_t>()[index]);
+        break;
+      default:
+        Refuse("an integer tensor was expected, got " + std::string(DTypeName(tensor.dtype())));
+    }
+  }
+  return values;
+}
+
+double FloatValue(const Tensor& tensor) {
+  if (tensor.element_count() != 1) Refuse("a scalar was expected");
+  switch (tensor.dtype()) {
+    case DType::kFloat32:
+      return tensor.data<float>()[0];
+    case DType::kFloat64:
+      return tensor.data<double>()[0];
+    case DType::kInt64:
+      return double(tensor.data<int64_t>()[0]);
+    case DType::kInt32:
+      return double(tensor.data<int32_t>()[0]);
+    default:
+      Refuse("a numeric scalar was expected");
+  }
+}
+
+int64_t NormalizeAxis(int64_t axis, size_t rank) {
+  const int64_t normalized = axis < 0 ? axis + int64_t(rank) : axis;
+  if (normalized < 0 || normalized >= int64_t(rank)) {
+    Refuse("axis " + std::to_string(axis) + " is outside rank " + std::to_string(rank));
+  }
+  return normalized;
+}
+
+bool IsFloatDType(DType dtype) {
+  return dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16;
+}
+
+// The node's axes, from its `axes` attribute (before `input_opset`) or its
+// input `input` (from it); nothing when absent.
+std::optional<std::vector<int64_t>> AxesOf(ConvertContext& context, int64_t input_opset,
+                                           size_t input) {
+  if (context.opset() < input_opset) return context.IntsAttribute("axes");
+  if (!context.HasInput(input)) return std::nullopt;
+  return IntValues(*context.Constant(input));
+}
+
+// A float literal of input 0's dtype.
+std::string Literal(const ConvertContext& context, double value) {
+  const DType dtype = context.Input(0).dtype;
+  if (dtype == DType::kFloat64) return FloatText(value) + "64";
+  if (dtype != DType::kFloat32) Refuse("only float32 and float64 data are supported");
+  return FloatText(value);
+}
+
+std::string Where(const std::string& condition, const std::string& yes, const std::string& no) {
+  return Call("where", {condition, yes, no});
+}
+
+std::string TypeText(DType dtype, const std::vector<int64_t>& shape) {
+  if (shape.empty()) return std::string(DTypeName(dtype));
+  std::string text = "Tensor[(";
+  for (size_t index = 0; index < shape.size(); ++index)
+    text +=
+        (index ? ", " : "") + (shape[index] < 0 ? std::string("?") : std::to_string(shape[index]));
+  return text + (shape.size() == 1 ? ",), " : "), ") + std::string(DTypeName(dtype)) + "]";
+}
+
+}  // namespace relay::onnx_import

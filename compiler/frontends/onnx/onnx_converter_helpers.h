@@ -1,0 +1,81 @@
+// What the converters share: writing Relay text (calls, literals, lists),
+// reading inputs and constants, and refusing what cannot be converted.
+// The converters themselves are onnx_converters.cc (the table and most
+// operators), onnx_recurrent.cc (LSTM, GRU, RNN) and onnx_control_flow.cc
+// (If, Loop, Scan).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/frontends/onnx/onnx_converters.h"
+
+namespace relay::onnx_import {
+
+// Throws Unsupported: the node cannot be converted, for `reason`.
+[[noreturn]] void Refuse(const std::string& reason);
+
+// Shapes tracked entry by entry while importing have at most this many
+// entries (a tensor's rank); a longer 1-D tensor is data, not a shape.
+constexpr int64_t kMaximumShapeEntries = 64;
+
+// [1, 2, 3] in Relay's text.
+std::string IntList(const std::vector<int64_t>& values);
+
+// A float32 literal; an infinity becomes float32's largest magnitude (for
+// clip bounds), and NaN has no literal (Unsupported).
+std::string FloatText(double value);
+
+// op(args..., attributes...) in Relay's text.
+std::string Call(const std::string& op, const std::vector<std::string>& args,
+                 const std::vector<std::string>& attributes = {});
+
+// where(condition, yes, no).
+std::string Where(const std::string& condition, const std::string& yes, const std::string& no);
+
+// A float literal of input 0's dtype (float32 or float64).
+std::string Literal(const ConvertContext& context, double value);
+
+// A converter's output: an expression, with what is known of it.
+OnnxValue Result(std::string expr);
+OnnxValue ConstantValue(Ref<Tensor> tensor);
+OnnxValue Shaped(std::string expr, std::optional<std::vector<int64_t>> shape);
+
+// NumPy's broadcast of the inputs' shapes (-1 where a dimension is only
+// known at run time), or nothing when a rank is unknown.
+std::optional<std::vector<int64_t>> BroadcastOfInputs(const ConvertContext& context);
+
+// The known rank of input `index`, or Unsupported.
+size_t RankOf(const ConvertContext& context, size_t index);
+
+// The known shape of input `index` (every dimension known), or Unsupported.
+std::vector<int64_t> StaticShapeOf(const ConvertContext& context, size_t index);
+
+// A constant integer tensor's values (Unsupported for other dtypes).
+std::vector<int64_t> IntValues(const Tensor& tensor);
+
+// A constant numeric scalar's value.
+double FloatValue(const Tensor& tensor);
+
+// `axis` in [0, rank), counting back from the end when negative.
+int64_t NormalizeAxis(int64_t axis, size_t rank);
+
+bool IsFloatDType(DType dtype);
+
+// The node's axes, from its `axes` attribute (before `input_opset`) or its
+// input `input` (from it); nothing when absent.
+std::optional<std::vector<int64_t>> AxesOf(ConvertContext& context, int64_t input_opset,
+                                           size_t input);
+
+// A Relay tensor type: Tensor[(1, ?, 3), float32] (-1 for `?`), or the
+// dtype alone for rank 0.
+std::string TypeText(DType dtype, const std::vector<int64_t>& shape);
+
+// The converters of onnx_recurrent.cc and onnx_control_flow.cc, added to
+// the table by onnx_converters.cc.
+void AddRecurrentConverters(std::map<std::string, Converter>& table);
+void AddControlFlowConverters(std::map<std::string, Converter>& table);
+
+}  // namespace relay::onnx_import
