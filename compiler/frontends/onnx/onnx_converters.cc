@@ -753,13 +753,112 @@ std::vector<OnnxValue> ConvertConstantOfShape(ConvertContext& context) {
                   {"shape=" + IntList(shape), "dtype=\"" + std::string(DTypeName(dtype)) + "\""}))};
 }
 
+// Range: arange, its length known while importing when its bounds are.
+std::vector<OnnxValue> ConvertRange(ConvertContext& context) {
+  const DType dtype = context.Input(0).dtype;
+  for (size_t index = 0; index < 3; ++index) {
+    const OnnxValue& bound = context.Input(index);
+    if (bound.dtype != dtype) Refuse("start, limit and delta of different dtypes");
+    if (!bound.shape || !bound.shape->empty()) Refuse("start, limit and delta must be scalars");
+  }
+  std::vector<int64_t> shape{-1};
+  if (context.Input(0).constant && context.Input(1).constant && context.Input(2).constant) {
+    const double start = FloatValue(*context.Input(0).constant);
+    const double delta = FloatValue(*context.Input(2).constant);
+    if (delta == 0) Refuse("a delta of 0");
+    const double length = std::ceil((FloatValue(*context.Input(1).constant) - start) / delta);
+    if (!(length < double(std::numeric_limits<int32_t>::max()))) Refuse("a range too long");
+    shape[0] = std::max<int64_t>(0, int64_t(length));
+  }
+  OnnxValue value = Shaped(Call("arange", {context.Tensor(0), context.Tensor(1), context.Tensor(2)},
+                                {"dtype=\"" + std::string(DTypeName(dtype)) + "\""}),
+                           shape);
+  value.dtype = dtype;
+  return {value};
+}
+
 std::vector<OnnxValue> ConvertTile(ConvertContext& context) {
   return {Result(
       Call("tile", {context.Tensor(0)}, {"reps=" + IntList(IntValues(*context.Constant(1)))}))};
 }
 
+// Slice with bounds known only at run time, or along axes whose extent
+// is: each sliced axis is a `take` of the indices `arange` gives between
+// the bounds, clamped as ONNX clamps them. Axes and steps must be known.
+std::vector<OnnxValue> RunTimeSlice(ConvertContext& context) {
+  const size_t rank = RankOf(context, 0);
+  std::optional<std::vector<int64_t>> axes;
+  if (context.HasInput(3)) axes = IntValues(*context.Constant(3));
+  const std::optional<std::vector<int64_t>>& bounds_shape = context.Input(1).shape;
+  if (!bounds_shape || bounds_shape->size() != 1 || (*bounds_shape)[0] < 0)
+    Refuse("starts of unknown length");
+  const size_t count = size_t((*bounds_shape)[0]);
+  if (!axes) {
+    axes.emplace();
+    for (size_t axis = 0; axis < count; ++axis) axes->push_back(int64_t(axis));
+  }
+  std::vector<int64_t> steps(count, 1);
+  if (context.HasInput(4)) steps = IntValues(*context.Constant(4));
+  if (axes->size() != count || steps.size() != count)
+    Refuse("starts, ends, axes and steps of different lengths");
+  const DType bounds_dtype = context.Input(1).dtype;
+  if ((bounds_dtype != DType::kInt64 && bounds_dtype != DType::kInt32) ||
+      context.Input(2).dtype != bounds_dtype)
+    Refuse("starts and ends must be int32 or int64");
+  auto as_int64 = [&](const std::string& expr) {
+    return bounds_dtype == DType::kInt64 ? expr : Call("cast", {expr}, {"dtype=\"int64\""});
+  };
+  const std::string starts = as_int64(context.Tensor(1)), ends = as_int64(context.Tensor(2));
+  std::string data = context.Tensor(0);
+  std::vector<int64_t> shape = *context.Input(0).shape;
+  const std::string dimensions = context.Bind(Call("shape_of", {data}, {"dtype=\"int64\""}));
+  for (size_t index = 0; index < count; ++index) {
+    const int64_t axis = NormalizeAxis((*axes)[index], rank);
+    const int64_t step = steps[index];
+    if (step == 0) Refuse("a step of 0");
+    const std::string extent = shape[size_t(axis)] >= 0
+                                   ? std::to_string(shape[size_t(axis)]) + "i64"
+                                   : Call("take", {dimensions, std::to_string(axis)}, {"axis=0"});
+    // A negative bound counts from the end; then it is clamped to [0, extent]
+    // for a positive step, and for a negative one the start to
+    // [0, extent - 1] and the end to [-1, extent - 1].
+    auto bound = [&](const std::string& bounds, bool is_end) {
+      const std::string value =
+          context.Bind(Call("take", {bounds, std::to_string(index)}, {"axis=0"}));
+      const std::string from_end =
+          Where(Call("less", {value, "0i64"}), Call("add", {value, extent}), value);
+      const std::string low = step > 0 || !is_end ? "0i64" : "-1i64";
+      const std::string high = step > 0 ? extent : Call("subtract", {extent, "1i64"});
+      return Call("minimum", {Call("maximum", {from_end, low}), high});
+    };
+    const std::string indices =
+        Call("arange", {bound(starts, false), bound(ends, true), std::to_string(step) + "i64"},
+             {"dtype=\"int64\""});
+    data = context.Bind(Call("take", {data, indices}, {"axis=" + std::to_string(axis)}));
+    shape[size_t(axis)] = -1;
+  }
+  OnnxValue value = Shaped(data, shape);
+  value.dtype = context.Input(0).dtype;
+  return {value};
+}
+
 std::vector<OnnxValue> ConvertSlice(ConvertContext& context) {
   std::vector<int64_t> starts, ends, axes, steps;
+  if (context.opset() >= 10) {
+    bool run_time = !context.Input(1).constant || !context.Input(2).constant;
+    const std::optional<std::vector<int64_t>>& shape = context.Input(0).shape;
+    if (!run_time && shape) {
+      // Bounds known, but an axis they slice is `?`.
+      const size_t count = size_t(context.Input(1).constant->element_count());
+      std::vector<int64_t> sliced;
+      if (context.HasInput(3)) sliced = IntValues(*context.Constant(3));
+      for (size_t axis = 0; axis < count && sliced.size() < count; ++axis)
+        sliced.push_back(int64_t(axis));
+      for (int64_t axis : sliced)
+        run_time |= (*shape)[size_t(NormalizeAxis(axis, shape->size()))] < 0;
+    }
+    if (run_time) return RunTimeSlice(context);
+  }
   if (context.opset() < 10) {
     starts = context.IntsAttribute("starts").value_or(std::vector<int64_t>{});
     ends = context.IntsAttribute("ends").value_or(std::vector<int64_t>{});
@@ -782,27 +881,47 @@ std::vector<OnnxValue> ConvertSlice(ConvertContext& context) {
   for (size_t index = 0; index < axes.size(); ++index) {
     axes[index] = NormalizeAxis(axes[index], rank);
     const int64_t extent = shape[size_t(axes[index])];
-    if (extent < 0) Refuse("slicing an axis only known at run time");
+    if (extent < 0) Refuse("slicing an axis only known at run time (before opset 10)");
+    // A negative step reads from a start in [0, extent - 1] down to an end in
+    // [-1, extent - 1] (an empty axis gives an empty range).
     auto clamp = [&](int64_t value, bool is_end) {
       if (value < 0) value += extent;
-      return steps[index] > 0 ? std::clamp<int64_t>(value, 0, extent)
-                              : std::clamp<int64_t>(value, -1, extent - (is_end ? 1 : 1));
+      if (steps[index] > 0) return std::clamp<int64_t>(value, 0, extent);
+      return std::min<int64_t>(std::max<int64_t>(value, is_end ? -1 : 0), extent - 1);
     };
     if (steps[index] == 0) Refuse("a step of 0");
     starts[index] = clamp(starts[index], false);
     ends[index] = clamp(ends[index], true);
   }
-  for (int64_t step : steps) {
-    if (step < 0) Refuse("negative steps are not supported yet");
-  }
+  // Positive steps slice in one strided_slice; an axis read backwards
+  // takes the indices an arange of the (clamped) bounds gives.
+  std::string data = context.Tensor(0);
+  std::vector<int64_t> forward_starts, forward_ends, forward_steps, forward_axes;
   for (size_t index = 0; index < axes.size(); ++index) {
+    const int64_t step = steps[index];
     shape[size_t(axes[index])] =
-        std::max<int64_t>(0, (ends[index] - starts[index] + steps[index] - 1) / steps[index]);
+        step > 0 ? std::max<int64_t>(0, (ends[index] - starts[index] + step - 1) / step)
+                 : std::max<int64_t>(0, (starts[index] - ends[index] - step - 1) / -step);
+    if (step > 0) {
+      forward_starts.push_back(starts[index]);
+      forward_ends.push_back(std::max(ends[index], starts[index]));  // an empty slice
+      forward_steps.push_back(step);
+      forward_axes.push_back(axes[index]);
+      continue;
+    }
+    const std::string indices =
+        Call("arange",
+             {std::to_string(starts[index]) + "i64", std::to_string(ends[index]) + "i64",
+              std::to_string(step) + "i64"},
+             {"dtype=\"int64\""});
+    data = Call("take", {data, indices}, {"axis=" + std::to_string(axes[index])});
   }
-  return {Shaped(Call("strided_slice", {context.Tensor(0)},
-                      {"begin=" + IntList(starts), "end=" + IntList(ends),
-                       "strides=" + IntList(steps), "axes=" + IntList(axes)}),
-                 shape)};
+  if (!forward_axes.empty()) {
+    data = Call("strided_slice", {data},
+                {"begin=" + IntList(forward_starts), "end=" + IntList(forward_ends),
+                 "strides=" + IntList(forward_steps), "axes=" + IntList(forward_axes)});
+  }
+  return {Shaped(data, shape)};
 }
 
 std::vector<OnnxValue> ConvertSplit(ConvertContext& context) {
@@ -1081,6 +1200,7 @@ const std::map<std::string, Converter>& Table() {
     converters["Expand"] = ConvertExpand;
     converters["ConstantOfShape"] = ConvertConstantOfShape;
     converters["Tile"] = ConvertTile;
+    converters["Range"] = ConvertRange;
     converters["Slice"] = ConvertSlice;
     converters["Split"] = ConvertSplit;
     converters["Pad"] = ConvertPad;
@@ -1193,6 +1313,12 @@ const Ref<relay::Tensor>& ConvertContext::Constant(size_t index) const {
     Refuse("input " + std::to_string(index) + " must be known while importing (a constant)");
   }
   return value.constant;
+}
+
+std::string ConvertContext::Bind(const std::string& expr) {
+  const std::string variable = Fresh("tmp");
+  Let(variable, expr);
+  return variable;
 }
 
 const onnx::AttributeProto* ConvertContext::Attribute(const std::string& name) const {

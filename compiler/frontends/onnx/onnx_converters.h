@@ -60,12 +60,25 @@ class ConvertContext {
   // `value` as a weight of @main (named from `hint`), for a constant the
   // converter derives while importing (a weight reshaped, say).
   virtual std::string Weight(const std::string& hint, Ref<relay::Tensor> value) = 0;
-  // The graph attribute `attribute` (an If's branch) as a Relay block,
-  // `{ let ...; result }`, and its outputs' values.
-  virtual std::string Branch(const std::string& attribute, std::vector<OnnxValue>& outputs) = 0;
+  // Makes a block's result from its outputs' expressions.
+  using BlockResult = std::function<std::string(const std::vector<std::string>& outputs)>;
+  // The graph attribute `attribute` (an If's branch, a Loop's body) as a
+  // Relay block, `{ let ...; result }`, and its outputs' values: its inputs
+  // are `inputs` (expressions of the enclosing function's parameters, say),
+  // and its result is `result` of its outputs, or a tuple of them when
+  // `result` is empty.
+  virtual std::string Subgraph(const std::string& attribute, const std::vector<OnnxValue>& inputs,
+                               std::vector<OnnxValue>& outputs, const BlockResult& result = {}) = 0;
+  // A variable name not used before, from `hint`: `%hint`, `%hint_2`, ...
+  virtual std::string Fresh(const std::string& hint) = 0;
+  // Binds `expr` to `variable` (from Fresh) in the block being written.
+  virtual void Let(const std::string& variable, const std::string& expr) = 0;
   // Binds `expr` to a fresh variable of the program and returns it (for a
   // value several outputs project, such as a split's tuple).
-  virtual std::string Bind(const std::string& expr) = 0;
+  std::string Bind(const std::string& expr);
+  // Saves the importer's state; calling the result undoes everything
+  // converted since (to convert a subgraph again, under other assumptions).
+  virtual std::function<void()> Checkpoint() = 0;
   // Adds a global function, `def @NAME...` with NAME standing for its
   // unique name (from `hint`), and returns that name.
   virtual std::string AddGlobal(const std::string& hint, const std::string& definition) = 0;

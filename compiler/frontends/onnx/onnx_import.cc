@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -113,37 +114,88 @@ class Importer {
     return text + "\n" + indent + "}";
   }
 
-  // A branch (an If's then_branch or else_branch) as a Relay block, its
-  // outputs' values in `outputs`: its nodes are converted in a scope of
-  // their own and may read any value of the scopes around it.
-  std::string Subgraph(const onnx::GraphProto& graph, std::vector<OnnxValue>& outputs) {
-    if (graph.input_size() != 0) {
-      throw Unsupported{"a branch with inputs"};
+  // A subgraph (an If's branch, a Loop's or Scan's body) as a Relay block,
+  // its outputs' values in `outputs`: its inputs are `inputs` (a body's
+  // parameters), its nodes are converted in a scope of their own and may
+  // read any value of the scopes around it, and `result` (when given) makes
+  // the block's result from its outputs' expressions.
+  std::string Subgraph(const onnx::GraphProto& graph, const std::vector<OnnxValue>& inputs,
+                       std::vector<OnnxValue>& outputs, const ConvertContext::BlockResult& result) {
+    if (size_t(graph.input_size()) != inputs.size()) {
+      throw Unsupported{"a subgraph with " + std::to_string(graph.input_size()) + " inputs where " +
+                        std::to_string(inputs.size()) + " are given"};
     }
-    // What the branch defines is gone when it ends, as in Relay's scopes.
+    // What the subgraph defines is gone when it ends, as in Relay's scopes.
     std::set<std::string> outer;
     for (const auto& [name, value] : values_) outer.insert(name);
+    // Its inputs hide values of the same names around it until it ends.
+    std::vector<std::pair<std::string, OnnxValue>> hidden;
+    for (int index = 0; index < graph.input_size(); ++index) {
+      const std::string& name = graph.input(index).name();
+      auto found = values_.find(name);
+      if (found != values_.end()) hidden.emplace_back(name, found->second);
+      outer.erase(name);
+      poisoned_.erase(name);
+      values_[name] = inputs[size_t(index)];
+    }
     DefineGraphValues(graph);
     scopes_.emplace_back();
+    // An input given as a call (a slice of a scanned tensor) is bound once,
+    // at the block's start.
+    for (int index = 0; index < graph.input_size(); ++index) {
+      OnnxValue& value = values_[graph.input(index).name()];
+      if (value.expr.find('(') == std::string::npos) continue;
+      const std::string variable = Fresh(graph.input(index).name());
+      Let(variable, value.expr);
+      value.expr = variable;
+    }
     const size_t problems = problems_.size();
     for (const onnx::NodeProto& node : graph.node()) ConvertNode(node);
     auto leave = [&]() {
       scopes_.pop_back();
       std::erase_if(values_, [&](const auto& entry) { return !outer.count(entry.first); });
+      for (auto& [name, value] : hidden) values_[name] = value;
     };
     if (problems_.size() != problems) {
       leave();
-      throw Unsupported{"its branch holds nodes that do not convert (listed)"};
+      throw Unsupported{"its subgraph holds nodes that do not convert (listed)"};
     }
     std::vector<std::string> results;
     for (const onnx::ValueInfoProto& output : graph.output()) {
-      results.push_back(Materialize(output.name(), "branch output"));
+      results.push_back(Materialize(output.name(), "subgraph output"));
       outputs.push_back(values_.at(output.name()));
     }
+    if (result) results = {result(results)};
     const std::string indent(2 * scopes_.size() - 2, ' ');
     std::string block = Block(scopes_.back(), results, indent);
     leave();
     return block;
+  }
+
+  // Everything converting may change, to undo a trial conversion.
+  struct State {
+    std::unordered_map<std::string, OnnxValue> values;
+    std::set<std::string> used_identifiers, poisoned;
+    std::vector<std::string> parameters, globals, problems;
+    std::vector<std::vector<std::string>> scopes;
+    std::set<std::string> unsupported_operators;
+    std::map<std::string, Ref<Tensor>> weights;
+  };
+  State Save() const {
+    return State{values_,          used_identifiers_, poisoned_, parameters_,
+                 globals_,         problems_,         scopes_,   unsupported_operators_,
+                 imported_.weights};
+  }
+  void Restore(State state) {
+    values_ = std::move(state.values);
+    used_identifiers_ = std::move(state.used_identifiers);
+    poisoned_ = std::move(state.poisoned);
+    parameters_ = std::move(state.parameters);
+    globals_ = std::move(state.globals);
+    problems_ = std::move(state.problems);
+    scopes_ = std::move(state.scopes);
+    unsupported_operators_ = std::move(state.unsupported_operators);
+    imported_.weights = std::move(state.weights);
   }
 
   // Input `name` as a Relay expression (see ConvertContext::Tensor).
@@ -181,10 +233,9 @@ class Importer {
     return "@" + name;
   }
   bool Used(const std::string& name) const { return !name.empty() && used_.count(name) != 0; }
-  std::string Bind(const std::string& expr) {
-    const std::string identifier = UniqueIdentifier("tmp");
-    scopes_.back().push_back("let %" + identifier + " = " + expr + ";");
-    return "%" + identifier;
+  std::string Fresh(const std::string& hint) { return "%" + UniqueIdentifier(hint); }
+  void Let(const std::string& variable, const std::string& expr) {
+    scopes_.back().push_back("let " + variable + " = " + expr + ";");
   }
   const OnnxValue* Find(const std::string& name) const {
     auto found = values_.find(name);
@@ -389,11 +440,19 @@ class NodeContext final : public ConvertContext {
     Input(index);
     return importer_.Materialize(node_.input(int(index)), "input");
   }
-  std::string Bind(const std::string& expr) override { return importer_.Bind(expr); }
-  std::string Branch(const std::string& attribute, std::vector<OnnxValue>& outputs) override {
+  std::string Fresh(const std::string& hint) override { return importer_.Fresh(hint); }
+  void Let(const std::string& variable, const std::string& expr) override {
+    importer_.Let(variable, expr);
+  }
+  std::string Subgraph(const std::string& attribute, const std::vector<OnnxValue>& inputs,
+                       std::vector<OnnxValue>& outputs, const BlockResult& result) override {
     const onnx::AttributeProto* graph = Attribute(attribute);
     if (graph == nullptr || !graph->has_g()) throw Unsupported{"its " + attribute + " is missing"};
-    return importer_.Subgraph(graph->g(), outputs);
+    return importer_.Subgraph(graph->g(), inputs, outputs, result);
+  }
+  std::function<void()> Checkpoint() override {
+    auto state = std::make_shared<Importer::State>(importer_.Save());
+    return [this, state]() { importer_.Restore(std::move(*state)); };
   }
   std::string Weight(const std::string& hint, Ref<relay::Tensor> value) override {
     return importer_.AddWeight(hint, std::move(value));
