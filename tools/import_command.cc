@@ -1,8 +1,9 @@
 // relay-vm import MODEL.onnx -o OUT.relay [--params-out OUT.npz]: writes the
 // Relay program imported from an ONNX model (compiler/frontends/onnx), and
 // its weights as an .npz keyed by @main's parameter names, which `run
-// OUT.relay --params OUT.npz` takes back. Scalar constants are written into
-// the program; a model with weight tensors needs --params-out.
+// OUT.relay --params OUT.npz` takes back. Without --params-out, weights of
+// up to kInlineWeightElements elements are written into the program as
+// constant expressions; a model with larger ones needs --params-out.
 #include <fstream>
 #include <ostream>
 
@@ -15,6 +16,9 @@
 namespace relay::tools {
 
 namespace {
+
+// The largest weight written into the program when there is no .npz.
+constexpr int64_t kInlineWeightElements = 4096;
 
 [[noreturn]] void UsageError(const std::string& message) {
   throw Error(ErrorKind::kUsage, "relay-vm import: " + message);
@@ -52,10 +56,14 @@ int RunImportCommand(std::span<const std::string_view> arguments, std::ostream& 
   if (!params_out.empty() && !params_out.ends_with(".npz")) {
     UsageError("--params-out must end in .npz, got '" + params_out + "'");
   }
-  onnx_import::ImportedModel model = onnx_import::ImportOnnxFile(input);
+  onnx_import::ImportOptions options;
+  if (params_out.empty()) options.inline_weight_elements = kInlineWeightElements;
+  onnx_import::ImportedModel model = onnx_import::ImportOnnxFile(input, options);
   if (!model.weights.empty() && params_out.empty()) {
-    UsageError(input + " has " + std::to_string(model.weights.size()) +
-               " weight tensors: give --params-out OUT.npz to write them");
+    UsageError(input + " has " + std::to_string(model.weights.size()) + " weight tensor" +
+               (model.weights.size() == 1 ? "" : "s") + " of more than " +
+               std::to_string(kInlineWeightElements) +
+               " elements (or non-finite values): give --params-out OUT.npz to write them");
   }
   // Both files are complete before either replaces anything: the weights
   // first, then the program that names them.

@@ -11,7 +11,12 @@ through: a convolution with a stride of 0, on which ONNX 1.12's shape
 inference divides by zero; the importer must refuse it with an error. A
 third, branches.onnx, chooses with an If on whether sum(x) > 0 between
 two branches that read x from the graph around them: relu(x) * w, or
-1 - x; it has an input of each kind and their outputs.
+1 - x; it has an input of each kind and their outputs. A fourth,
+loop.onnx, runs a Loop as many times as its input `n` says, carrying x
+(x * 0.5 + step), a history that grows by x each step (its shape changes
+from step to step), and stacking sum(x) per step; NumPy runs the same
+loop for n = 0 and 3. A fifth, half_weight.onnx, adds a float16 weight
+(which has no Relay literal, so `import` needs --params-out) to x.
 
     /usr/bin/python3 tests/tools/generate_onnx_fixtures.py
 """
@@ -84,9 +89,69 @@ def main():
     np.savez(os.path.join(OUT, "branches_expected.npz"),
              positive=(np.maximum(positive, 0) * w).astype(np.float32),
              negative=(1 - negative).astype(np.float32))
+    write_loop_model(rng)
+    half = helper.make_graph(
+        [helper.make_node("Cast", ["w"], ["w32"], to=TensorProto.FLOAT),
+         helper.make_node("Add", ["x", "w32"], ["y"])],
+        "half_weight",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        [numpy_helper.from_array(np.array([0.5, -1.25], np.float16), "w")])
+    model = helper.make_model(half, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(OUT, "half_weight.onnx"))
     np.savez(os.path.join(OUT, "two_outputs_expected.npz"),
              relu=np.maximum(h, 0).astype(np.float32),
              softmax=(e / e.sum(axis=-1, keepdims=True)).astype(np.float32))
+
+
+def write_loop_model(rng):
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["step"], ["step_f"], to=TensorProto.FLOAT),
+         helper.make_node("Constant", [], ["half"],
+                          value=numpy_helper.from_array(np.float32(0.5), "half")),
+         helper.make_node("Mul", ["x_in", "half"], ["scaled"]),
+         helper.make_node("Add", ["scaled", "step_f"], ["x_out"]),
+         helper.make_node("Concat", ["history_in", "x_out"], ["history_out"], axis=0),
+         helper.make_node("ReduceSum", ["x_out"], ["total"], keepdims=0),
+         helper.make_node("Identity", ["condition_in"], ["condition_out"])],
+        "body",
+        [helper.make_tensor_value_info("step", TensorProto.INT64, []),
+         helper.make_tensor_value_info("condition_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x_in", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("history_in", TensorProto.FLOAT, ["h"])],
+        [helper.make_tensor_value_info("condition_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x_out", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("history_out", TensorProto.FLOAT, ["h2"]),
+         helper.make_tensor_value_info("total", TensorProto.FLOAT, [])])
+    graph = helper.make_graph(
+        [helper.make_node("Constant", [], ["empty"],
+                          value=numpy_helper.from_array(np.zeros(0, np.float32), "empty")),
+         helper.make_node("Loop", ["n", "", "x", "empty"], ["x_last", "history", "totals"],
+                          body=body)],
+        "loop",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("n", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("x_last", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("history", TensorProto.FLOAT, ["h"]),
+         helper.make_tensor_value_info("totals", TensorProto.FLOAT, ["n"])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(OUT, "loop.onnx"))
+    x = rng.uniform(-2, 2, (2,)).astype(np.float32)
+    np.save(os.path.join(OUT, "loop_x.npy"), x)
+    expected = {}
+    for n in (0, 3):
+        np.save(os.path.join(OUT, f"loop_n{n}.npy"), np.array(n, np.int64))
+        value, history, totals = x.copy(), np.zeros(0, np.float32), []
+        for step in range(n):
+            value = (value * np.float32(0.5) + np.float32(step)).astype(np.float32)
+            history = np.concatenate([history, value])
+            totals.append(value.sum(dtype=np.float32))
+        expected[f"x_last_n{n}"] = value
+        expected[f"history_n{n}"] = history
+        expected[f"totals_n{n}"] = np.array(totals, np.float32)
+    np.savez(os.path.join(OUT, "loop_expected.npz"), **expected)
 
 
 if __name__ == "__main__":

@@ -67,23 +67,52 @@ TEST(ImportCommandTest, RunTakesAndGivesTheModelsNames) {
 TEST(ImportCommandTest, TheImportedProgramRunsAsTheModelDoes) {
   ScratchDirectory scratch;
   const std::string program = scratch / "model.relay", weights = scratch / "model.npz";
-  // Its weight tensor needs somewhere to go.
-  CommandResult refused = RunRelayVm("import " + kModel + " -o " + program);
-  EXPECT_EQ(refused.exit_code, 2);
-  EXPECT_TRUE(Contains(refused.output, "give --params-out")) << refused.output;
-  EXPECT_FALSE(fs::exists(program));
+  CommandResult direct = RunRelayVm("run " + kModel + " --input input.1=" + kInput);
+  ASSERT_EQ(direct.exit_code, 0) << direct.output;
 
   CommandResult imported =
       RunRelayVm("import " + kModel + " -o " + program + " --params-out " + weights);
   ASSERT_EQ(imported.exit_code, 0) << imported.output;
   EXPECT_EQ(imported.output, "");
-  CommandResult direct = RunRelayVm("run " + kModel + " --input input.1=" + kInput);
   CommandResult through_text =
       RunRelayVm("run " + program + " --params " + weights + " --input input_1=" + kInput);
-  ASSERT_EQ(direct.exit_code, 0) << direct.output;
   ASSERT_EQ(through_text.exit_code, 0) << through_text.output;
   EXPECT_EQ(through_text.output, direct.output);
   EXPECT_EQ(ReadArrays(weights).count("w_0"), 1u);
+
+  // Without --params-out, its small weight is written into the program.
+  const std::string self_contained = scratch / "self_contained.relay";
+  CommandResult inlined = RunRelayVm("import " + kModel + " -o " + self_contained);
+  ASSERT_EQ(inlined.exit_code, 0) << inlined.output;
+  CommandResult alone = RunRelayVm("run " + self_contained + " --input input_1=" + kInput);
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
+  EXPECT_EQ(alone.output, direct.output);
+
+  // A float16 weight has no Relay literal: it needs somewhere to go.
+  CommandResult refused =
+      RunRelayVm("import " + (kFixtures / "half_weight.onnx").string() + " -o " + program);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_TRUE(Contains(refused.output, "give --params-out")) << refused.output;
+}
+
+// A Loop whose trip count is an input, with a carried value whose shape
+// grows each step and a scan output, against NumPy's run of the same loop.
+TEST(ImportCommandTest, LoopsRunAsManyStepsAsTheInputSays) {
+  ScratchDirectory scratch;
+  std::map<std::string, Ref<Tensor>> want = ReadArrays((kFixtures / "loop_expected.npz").string());
+  for (const std::string n : {"0", "3"}) {
+    const std::string outputs = scratch / ("loop_n" + n + ".npz");
+    CommandResult run = RunRelayVm("run " + (kFixtures / "loop.onnx").string() +
+                                   " --input x=" + (kFixtures / "loop_x.npy").string() +
+                                   " --input n=" + (kFixtures / ("loop_n" + n + ".npy")).string() +
+                                   " --output " + outputs);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    std::map<std::string, Ref<Tensor>> got = ReadArrays(outputs);
+    for (const std::string name : {"x_last", "history", "totals"}) {
+      ASSERT_EQ(got.count(name), 1u) << name;
+      ExpectClose(*got[name], *want[name + "_n" + n]);
+    }
+  }
 }
 
 // An If whose branches read the graph's values, each way.

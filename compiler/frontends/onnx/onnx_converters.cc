@@ -1395,4 +1395,25 @@ std::string ScalarLiteral(const relay::Tensor& scalar) {
   }
 }
 
+std::string TensorLiteral(const relay::Tensor& tensor) {
+  if (tensor.ndim() == 0) return ScalarLiteral(tensor);
+  const std::vector<int64_t> shape(tensor.shape().begin(), tensor.shape().end());
+  if (tensor.element_count() == 0) {
+    return Call(
+        "zeros", {},
+        {"shape=" + IntList(shape), "dtype=\"" + std::string(DTypeName(tensor.dtype())) + "\""});
+  }
+  std::string elements;
+  for (int64_t index = 0; index < tensor.element_count(); ++index) {
+    const std::string element = ScalarLiteral(*relay::Tensor::View(
+        tensor.storage(), tensor.byte_offset() + size_t(index) * DTypeSize(tensor.dtype()), {},
+        tensor.dtype()));
+    if (element.empty()) return "";
+    elements += (index ? ", " : "") + element;
+  }
+  const std::string stacked =
+      Call("stack", {"(" + elements + (tensor.element_count() == 1 ? ",)" : ")")}, {"axis=0"});
+  return shape.size() == 1 ? stacked : Call("reshape", {stacked}, {"newshape=" + IntList(shape)});
+}
+
 }  // namespace relay::onnx_import

@@ -110,4 +110,9 @@ std::vector<std::string> ConvertedOperators();
 // A Relay literal of a scalar (0-d) host tensor: 1.5f, 3i64, True, ...
 std::string ScalarLiteral(const relay::Tensor& scalar);
 
+// A Relay expression whose value is `tensor`: its elements' literals
+// stacked and reshaped. Empty where an element has no literal (a
+// non-finite float, a dtype without literals).
+std::string TensorLiteral(const relay::Tensor& tensor);
+
 }  // namespace relay::onnx_import

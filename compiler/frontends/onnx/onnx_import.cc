@@ -61,8 +61,8 @@ std::string NodeLabel(const onnx::NodeProto& node) {
 
 class Importer {
  public:
-  Importer(onnx::ModelProto& model, std::string origin, std::string folder)
-      : model_(model), origin_(std::move(origin)), folder_(std::move(folder)) {}
+  Importer(onnx::ModelProto& model, std::string origin, std::string folder, ImportOptions options)
+      : model_(model), origin_(std::move(origin)), folder_(std::move(folder)), options_(options) {}
 
   ImportedModel Run() {
     opset_ = DefaultOpset();
@@ -82,6 +82,7 @@ class Importer {
       imported_.outputs.push_back(output.name());
       results.push_back(Materialize(output.name(), "graph output"));
     }
+    InlineSmallWeights();
     std::ostringstream text;
     text << "#[version = \"0.0.5\"]\n";
     text << "// Imported from " << std::filesystem::path(origin_).filename().string() << " (opset "
@@ -254,6 +255,28 @@ class Importer {
     Fail("the model imports no opset of the default ONNX domain");
   }
 
+  // Weights small enough (ImportOptions) become bindings at the start of
+  // @main instead of its parameters.
+  void InlineSmallWeights() {
+    std::vector<std::string> bindings;
+    for (auto weight = imported_.weights.begin(); weight != imported_.weights.end();) {
+      const auto& [identifier, tensor] = *weight;
+      const std::string literal = tensor->element_count() <= options_.inline_weight_elements
+                                      ? TensorLiteral(*tensor)
+                                      : std::string();
+      if (literal.empty()) {
+        ++weight;
+        continue;
+      }
+      bindings.push_back("let %" + identifier + " = " + literal + ";");
+      std::erase_if(parameters_, [&](const std::string& parameter) {
+        return parameter.starts_with("%" + identifier + ": ");
+      });
+      weight = imported_.weights.erase(weight);
+    }
+    scopes_.front().insert(scopes_.front().begin(), bindings.begin(), bindings.end());
+  }
+
   // The checker and shape inference of Debian's ONNX library.
   void Check() {
     if (opset_ < kMinimumOpset || opset_ > kMaximumOpset) {
@@ -405,6 +428,7 @@ class Importer {
   onnx::ModelProto& model_;
   const std::string origin_;
   const std::string folder_;
+  const ImportOptions options_;
   int64_t opset_ = 0;
   std::unordered_map<std::string, DeclaredType> declared_;
   std::unordered_map<std::string, OnnxValue> values_;
@@ -544,23 +568,23 @@ std::string RelayIdentifier(const std::string& onnx_name) {
 }
 
 ImportedModel ImportOnnxBytes(const std::string& bytes, const std::string& origin,
-                              const std::string& folder) {
+                              const std::string& folder, const ImportOptions& options) {
   onnx::ModelProto model;
   if (bytes.empty() || !model.ParseFromString(bytes)) {
     throw Error(ErrorKind::kLoad, origin + ": not an ONNX model (the protobuf does not parse)");
   }
   if (!model.has_graph()) throw Error(ErrorKind::kLoad, origin + ": the model has no graph");
-  return Importer(model, origin, folder).Run();
+  return Importer(model, origin, folder, options).Run();
 }
 
-ImportedModel ImportOnnxFile(const std::string& path) {
+ImportedModel ImportOnnxFile(const std::string& path, const ImportOptions& options) {
   std::ifstream stream(path, std::ios::binary);
   if (!stream) throw Error(ErrorKind::kLoad, "cannot read " + path);
   std::ostringstream bytes;
   bytes << stream.rdbuf();
   if (!stream && !stream.eof()) throw Error(ErrorKind::kLoad, "cannot read " + path);
   const std::filesystem::path folder = std::filesystem::path(path).parent_path();
-  return ImportOnnxBytes(bytes.str(), path, folder.empty() ? "." : folder.string());
+  return ImportOnnxBytes(bytes.str(), path, folder.empty() ? "." : folder.string(), options);
 }
 
 }  // namespace relay::onnx_import

@@ -39,16 +39,24 @@ struct ImportedModel {
   std::vector<std::string> outputs;
 };
 
+struct ImportOptions {
+  // Weights of at most this many elements are written into the program as
+  // constant expressions rather than made parameters of @main (for
+  // `relay-vm import` without --params-out); 0 keeps every weight a
+  // parameter.
+  int64_t inline_weight_elements = 0;
+};
+
 // Imports the model at `path` (external data files are read from its
 // folder). Throws relay::Error: kLoad for a file that cannot be read or is
 // not a valid ONNX model; kCompile naming every node that cannot be
 // converted (with its operator, opset and why) in one message.
-ImportedModel ImportOnnxFile(const std::string& path);
+ImportedModel ImportOnnxFile(const std::string& path, const ImportOptions& options = {});
 
 // As ImportOnnxFile, for a model's serialised bytes; `origin` names it in
 // errors and `folder` is where external data files are read from.
 ImportedModel ImportOnnxBytes(const std::string& bytes, const std::string& origin,
-                              const std::string& folder);
+                              const std::string& folder, const ImportOptions& options = {});
 
 // The Relay identifier for an ONNX name (the rule above, without the
 // collision suffix).
