@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the peers of the model benchmark suite (bench/models/compare.py):
-# PyTorch and ONNX (Debian's python3-torch and python3-onnx, for /usr/bin/python3)
+# PyTorch, torchvision and ONNX (Debian's python3-torch, python3-torchvision and
+# python3-onnx, for /usr/bin/python3)
 # and ONNX Runtime for Node.js (npm's onnxruntime-node, CPU only) in a scratch
 # folder, build/bench-peers/, which git ignores. Idempotent and
 # non-interactive; run as root on Debian 12 (bookworm) or newer, from anywhere.
@@ -11,12 +12,13 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 PEERS="$ROOT/build/bench-peers"
 
-# PyTorch and ONNX on top of relay-vm's own packages (tools/install-deps.sh
-# installs what is missing, as root). Node.js and npm run the ONNX Runtime
+# PyTorch, torchvision (tests/onnx/compare_ort.py exports its models) and
+# ONNX on top of relay-vm's own packages (tools/install-deps.sh installs what
+# is missing, as root). Node.js and npm run the ONNX Runtime
 # peer; only ask Debian for them when the commands are missing: a Node.js
 # from elsewhere (NodeSource's nodejs bundles npm) conflicts with Debian's
 # npm package.
-packages=(python3-torch python3-onnx)
+packages=(python3-torch python3-torchvision python3-onnx)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 "$ROOT/tools/install-deps.sh" "${packages[@]}"
