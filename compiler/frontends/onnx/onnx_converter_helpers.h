@@ -1,8 +1,9 @@
 // What the converters share: writing Relay text (calls, literals, lists),
 // reading inputs and constants, and refusing what cannot be converted.
 // The converters themselves are onnx_converters.cc (the table and most
-// operators), onnx_recurrent.cc (LSTM, GRU, RNN) and onnx_control_flow.cc
-// (If, Loop, Scan).
+// operators), onnx_recurrent.cc (LSTM, GRU, RNN), onnx_control_flow.cc
+// (If, Loop, Scan), onnx_index_converters.cc (GatherElements, OneHot,
+// Hardmax, Trilu, EyeLike) and onnx_normalization.cc.
 #pragma once
 
 #include <map>
@@ -73,9 +74,11 @@ std::optional<std::vector<int64_t>> AxesOf(ConvertContext& context, int64_t inpu
 // dtype alone for rank 0.
 std::string TypeText(DType dtype, const std::vector<int64_t>& shape);
 
-// The converters of onnx_recurrent.cc and onnx_control_flow.cc, added to
-// the table by onnx_converters.cc.
+// The converters of the files named above, added to the table by
+// onnx_converters.cc.
 void AddRecurrentConverters(std::map<std::string, Converter>& table);
 void AddControlFlowConverters(std::map<std::string, Converter>& table);
+void AddIndexConverters(std::map<std::string, Converter>& table);
+void AddNormalizationConverters(std::map<std::string, Converter>& table);
 
 }  // namespace relay::onnx_import

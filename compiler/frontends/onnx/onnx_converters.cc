@@ -339,18 +339,6 @@ Converter GlobalPool(const std::string& op) {
   };
 }
 
-std::vector<OnnxValue> ConvertBatchNormalization(ConvertContext& context) {
-  if (context.node().output_size() > 1)
-    Refuse("training mode (running statistics) is not supported");
-  if (context.IntAttribute("training_mode", 0) != 0) Refuse("training mode is not supported");
-  const std::string epsilon = FloatText(context.FloatAttribute("epsilon", 1e-5f));
-  return {Result(Call("nn.batch_norm",
-                      {context.Tensor(0), context.Tensor(1), context.Tensor(2), context.Tensor(3),
-                       context.Tensor(4)},
-                      {"axis=1", "epsilon=" + epsilon}) +
-                 ".0")};
-}
-
 // ---- data movement ---------------------------------------------------------------------------
 
 std::vector<OnnxValue> ConvertFlatten(ConvertContext& context) {
@@ -521,6 +509,18 @@ std::vector<OnnxValue> ConvertCast(ConvertContext& context) {
       Call("cast", {context.Tensor(0)}, {"dtype=\"" + std::string(DTypeName(*dtype)) + "\""}),
       in.shape);
   if (*dtype == DType::kInt64) result.known_entries = in.known_entries;
+  return {result};
+}
+
+// CastLike: a cast to the second input's dtype.
+std::vector<OnnxValue> ConvertCastLike(ConvertContext& context) {
+  const OnnxValue& in = context.Input(0);
+  const DType dtype = context.Input(1).dtype;
+  if (in.dtype == dtype) return {in};
+  OnnxValue result =
+      Shaped(Call("cast", {context.Tensor(0)}, {"dtype=\"" + std::string(DTypeName(dtype)) + "\""}),
+             in.shape);
+  result.dtype = dtype;
   return {result};
 }
 
@@ -984,21 +984,6 @@ std::vector<OnnxValue> ConvertPad(ConvertContext& context) {
                       {"pad_width=" + widths, "pad_mode=\"" + mode + "\""}))};
 }
 
-std::vector<OnnxValue> ConvertLayerNormalization(ConvertContext& context) {
-  for (int index = 1; index < context.node().output_size(); ++index) {
-    if (!context.node().output(index).empty()) Refuse("its mean and inverse deviation outputs");
-  }
-  const size_t rank = RankOf(context, 0);
-  const int64_t axis = NormalizeAxis(context.IntAttribute("axis", -1), rank);
-  if (axis != int64_t(rank) - 1) Refuse("normalising over more than the last axis");
-  const std::string epsilon = FloatText(context.FloatAttribute("epsilon", 1e-5f));
-  std::string bias =
-      context.HasInput(2) ? context.Tensor(2) : Call("zeros_like", {context.Tensor(1)});
-  return {Shaped(Call("nn.layer_norm", {context.Tensor(0), context.Tensor(1), bias},
-                      {"axis=-1", "epsilon=" + epsilon}),
-                 context.Input(0).shape)};
-}
-
 // ---- layout ------------------------------------------------------------------------------
 
 // DepthToSpace and SpaceToDepth: a reshape, a transpose and a reshape of
@@ -1204,7 +1189,6 @@ const std::map<std::string, Converter>& Table() {
     converters["Slice"] = ConvertSlice;
     converters["Split"] = ConvertSplit;
     converters["Pad"] = ConvertPad;
-    converters["LayerNormalization"] = ConvertLayerNormalization;
     converters["Max"] = Variadic("maximum");
     converters["Min"] = Variadic("minimum");
     converters["Sum"] = Variadic("add");
@@ -1229,7 +1213,6 @@ const std::map<std::string, Converter>& Table() {
     converters["AveragePool"] = Pool(true);
     converters["GlobalAveragePool"] = GlobalPool("nn.global_avg_pool2d");
     converters["GlobalMaxPool"] = GlobalPool("nn.global_max_pool2d");
-    converters["BatchNormalization"] = ConvertBatchNormalization;
     converters["Flatten"] = ConvertFlatten;
     converters["Reshape"] = ConvertReshape;
     converters["Transpose"] = ConvertTranspose;
@@ -1237,6 +1220,7 @@ const std::map<std::string, Converter>& Table() {
     converters["Unsqueeze"] = ConvertUnsqueeze;
     converters["Squeeze"] = ConvertSqueeze;
     converters["Cast"] = ConvertCast;
+    converters["CastLike"] = ConvertCastLike;
     converters["Constant"] = ConvertConstant;
     converters["Shape"] = ConvertShape;
     converters["Gather"] = ConvertGather;
@@ -1299,6 +1283,8 @@ const std::map<std::string, Converter>& Table() {
     });
     AddRecurrentConverters(converters);
     AddControlFlowConverters(converters);
+    AddIndexConverters(converters);
+    AddNormalizationConverters(converters);
     return converters;
   }();
   return table;

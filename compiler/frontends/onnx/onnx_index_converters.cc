@@ -1,0 +1,183 @@
+// Operators written out over index arithmetic: arange along an axis,
+// compared with indices or with another axis's arange, then `where` or a
+// cast (GatherElements, OneHot, Hardmax, Trilu, EyeLike).
+#include <onnx/onnx_pb.h>
+
+#include "compiler/frontends/onnx/onnx_converter_helpers.h"
+#include "compiler/frontends/onnx/onnx_tensors.h"
+
+namespace relay::onnx_import {
+
+namespace {
+
+// The extent of input `index`'s axis `axis` as an int64 scalar: a literal
+// when known while importing, else read from its shape at run time.
+std::string Extent(ConvertContext& context, size_t index, size_t axis) {
+  const int64_t extent = (*context.Input(index).shape)[axis];
+  if (extent >= 0) return std::to_string(extent) + "i64";
+  return Call(
+      "take",
+      {Call("shape_of", {context.Tensor(index)}, {"dtype=\"int64\""}), std::to_string(axis)},
+      {"axis=0"});
+}
+
+// 0, 1, ..., extent - 1 (int64) along axis `axis` of a tensor of rank
+// `rank`, every other axis of extent 1 (to broadcast against others).
+std::string PositionsAlong(const std::string& extent, size_t axis, size_t rank) {
+  const std::string positions = Call("arange", {"0i64", extent, "1i64"}, {"dtype=\"int64\""});
+  if (rank == 1) return positions;
+  std::vector<int64_t> shape(rank, 1);
+  shape[axis] = -1;
+  return Call("reshape", {positions}, {"newshape=" + IntList(shape)});
+}
+
+std::string AsInt64(const std::string& expr, DType dtype) {
+  return dtype == DType::kInt64 ? expr : Call("cast", {expr}, {"dtype=\"int64\""});
+}
+
+std::string DTypeText(DType dtype) {
+  return "\"" + std::string(DTypeName(dtype)) + "\"";
+}
+
+// GatherElements: gather, its negative indices counted from the axis's end.
+std::vector<OnnxValue> ConvertGatherElements(ConvertContext& context) {
+  const size_t rank = RankOf(context, 0);
+  const size_t axis = size_t(NormalizeAxis(context.IntAttribute("axis", 0), rank));
+  const OnnxValue& indices = context.Input(1);
+  if (indices.dtype != DType::kInt64 && indices.dtype != DType::kInt32)
+    Refuse("indices other than int32 or int64");
+  const std::string index = context.Bind(AsInt64(context.Tensor(1), indices.dtype));
+  const std::string wrapped =
+      Where(Call("less", {index, "0i64"}), Call("add", {index, Extent(context, 0, axis)}), index);
+  OnnxValue value =
+      Shaped(Call("gather", {context.Tensor(0), wrapped}, {"axis=" + std::to_string(axis)}),
+             indices.shape);
+  value.dtype = context.Input(0).dtype;
+  return {value};
+}
+
+// OneHot: indices (negative ones counted from depth) compared with the
+// positions 0..depth-1 along the new axis, choosing on or off values.
+std::vector<OnnxValue> ConvertOneHot(ConvertContext& context) {
+  const size_t rank = RankOf(context, 0) + 1;
+  const size_t axis = size_t(NormalizeAxis(context.IntAttribute("axis", -1), rank));
+  const OnnxValue& depth = context.Input(1);
+  if (depth.shape && depth.shape->size() > 1) Refuse("a depth of more than one element");
+  // Indices and depth of any numeric dtype; fractions are dropped.
+  std::string depth_expr = AsInt64(context.Tensor(1), depth.dtype);
+  if (!depth.shape || !depth.shape->empty())
+    depth_expr = Call("reshape", {depth_expr}, {"newshape=[]"});
+  const std::string count = context.Bind(depth_expr);
+  const std::string index = context.Bind(AsInt64(context.Tensor(0), context.Input(0).dtype));
+  const std::string wrapped =
+      Where(Call("less", {index, "0i64"}), Call("add", {index, count}), index);
+  const std::string values = context.Tensor(2);
+  const std::string off = Call("take", {values, "0"}, {"axis=0"});
+  const std::string on = Call("take", {values, "1"}, {"axis=0"});
+  std::optional<std::vector<int64_t>> shape;
+  if (context.Input(0).shape) {
+    shape = *context.Input(0).shape;
+    int64_t known = -1;
+    if (depth.constant) known = int64_t(FloatValue(*depth.constant));
+    shape->insert(shape->begin() + int64_t(axis), known);
+  }
+  OnnxValue value =
+      Shaped(Where(Call("equal", {Call("expand_dims", {wrapped}, {"axis=" + std::to_string(axis)}),
+                                  PositionsAlong(count, axis, rank)}),
+                   on, off),
+             shape);
+  value.dtype = context.Input(2).dtype;
+  return {value};
+}
+
+// Hardmax: 1 at the first largest element along the axis, 0 elsewhere.
+// Before opset 13 the data is taken as 2-D, axes from `axis` on flattened.
+std::vector<OnnxValue> ConvertHardmax(ConvertContext& context) {
+  const size_t rank = RankOf(context, 0);
+  const int64_t default_axis = context.opset() < 13 ? 1 : -1;
+  const size_t axis = size_t(NormalizeAxis(context.IntAttribute("axis", default_axis), rank));
+  std::string data = context.Tensor(0);
+  size_t along = axis, data_rank = rank;
+  std::string extent = Extent(context, 0, axis);
+  if (context.opset() < 13) {
+    const std::vector<int64_t> shape = StaticShapeOf(context, 0);
+    int64_t rows = 1, columns = 1;
+    for (size_t dim = 0; dim < rank; ++dim) (dim < axis ? rows : columns) *= shape[dim];
+    data = Call("reshape", {data}, {"newshape=" + IntList({rows, columns})});
+    along = 1;
+    data_rank = 2;
+    extent = std::to_string(columns) + "i64";
+  }
+  const std::string largest =
+      Call("cast", {Call("argmax", {data}, {"axis=" + IntList({int64_t(along)}), "keepdims=True"})},
+           {"dtype=\"int64\""});
+  std::string result =
+      Call("cast", {Call("equal", {PositionsAlong(extent, along, data_rank), largest})},
+           {"dtype=" + DTypeText(context.Input(0).dtype)});
+  if (context.opset() < 13)
+    result = Call("reshape", {result}, {"newshape=" + IntList(*context.Input(0).shape)});
+  OnnxValue value = Shaped(result, context.Input(0).shape);
+  value.dtype = context.Input(0).dtype;
+  return {value};
+}
+
+// Whether element (row, column) of the last two axes is on the diagonal
+// `k` (column - row == k) or on its side (>= for an upper, <= for a
+// lower triangle), as a bool tensor of shape (rows, columns).
+std::string DiagonalMask(const std::string& rows, const std::string& columns, const std::string& k,
+                         const std::string& comparison) {
+  const std::string offset =
+      Call("subtract", {PositionsAlong(columns, 1, 2), PositionsAlong(rows, 0, 2)});
+  return Call(comparison, {offset, k});
+}
+
+// Trilu: the elements on and above (upper) or below (lower) diagonal k of
+// the last two axes, zeros elsewhere.
+std::vector<OnnxValue> ConvertTrilu(ConvertContext& context) {
+  const size_t rank = RankOf(context, 0);
+  if (rank < 2) Refuse("data of rank below 2");
+  std::string k = "0i64";
+  if (context.HasInput(1)) {
+    const OnnxValue& offset = context.Input(1);
+    if (offset.dtype != DType::kInt64) Refuse("k other than int64");
+    k = context.Tensor(1);
+    if (!offset.shape || !offset.shape->empty()) k = Call("reshape", {k}, {"newshape=[]"});
+  }
+  const bool upper = context.IntAttribute("upper", 1) != 0;
+  const std::string x = context.Tensor(0);
+  const std::string mask = DiagonalMask(Extent(context, 0, rank - 2), Extent(context, 0, rank - 1),
+                                        k, upper ? "greater_equal" : "less_equal");
+  OnnxValue value = Shaped(Where(mask, x, Call("zeros_like", {x})), context.Input(0).shape);
+  value.dtype = context.Input(0).dtype;
+  return {value};
+}
+
+// EyeLike: ones on diagonal k of a 2-D tensor of the input's shape.
+std::vector<OnnxValue> ConvertEyeLike(ConvertContext& context) {
+  if (RankOf(context, 0) != 2) Refuse("data of rank other than 2");
+  DType dtype = context.Input(0).dtype;
+  if (const onnx::AttributeProto* attribute = context.Attribute("dtype")) {
+    const std::optional<DType> chosen = DTypeOfElementType(int32_t(attribute->i()));
+    if (!chosen) Refuse("a dtype relay-vm does not support");
+    dtype = *chosen;
+  }
+  const std::string k = std::to_string(context.IntAttribute("k", 0)) + "i64";
+  OnnxValue value =
+      Shaped(Call("cast", {DiagonalMask(Extent(context, 0, 0), Extent(context, 0, 1), k, "equal")},
+                  {"dtype=" + DTypeText(dtype)}),
+             context.Input(0).shape);
+  value.dtype = dtype;
+  return {value};
+}
+
+}  // namespace
+
+void AddIndexConverters(std::map<std::string, Converter>& table) {
+  table["GatherElements"] = ConvertGatherElements;
+  table["OneHot"] = ConvertOneHot;
+  table["Hardmax"] = ConvertHardmax;
+  table["Trilu"] = ConvertTrilu;
+  table["EyeLike"] = ConvertEyeLike;
+}
+
+}  // namespace relay::onnx_import
