@@ -188,7 +188,10 @@ class Importer {
                  imported_.weights};
   }
   void Restore(State state) {
-    values_ = std::move(state.values);
+    // Values are restored in place: the node being converted holds
+    // pointers to its inputs, which must stay valid.
+    std::erase_if(values_, [&](const auto& entry) { return !state.values.count(entry.first); });
+    for (auto& [name, value] : state.values) values_[name] = std::move(value);
     used_identifiers_ = std::move(state.used_identifiers);
     poisoned_ = std::move(state.poisoned);
     parameters_ = std::move(state.parameters);
