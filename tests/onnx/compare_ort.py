@@ -40,6 +40,23 @@ class Recurrent(nn.Module):
         return output[0] if isinstance(output, tuple) else output
 
 
+class Sequences(nn.Module):
+    """Every step's output of a recurrent layer (ONNX's Y): a two-layer
+    bidirectional LSTM batch first, a bidirectional GRU, a ReLU RNN."""
+
+    def __init__(self, kind):
+        super().__init__()
+        if kind == "LSTM":
+            self.layer = nn.LSTM(16, 24, num_layers=2, bidirectional=True, batch_first=True)
+        elif kind == "GRU":
+            self.layer = nn.GRU(16, 24, bidirectional=True)
+        else:
+            self.layer = nn.RNN(16, 24, nonlinearity="relu")
+
+    def forward(self, sequence):
+        return self.layer(sequence)[0]
+
+
 class Encoder(nn.Module):
     """A transformer encoder layer over (length, batch, width)."""
 
@@ -122,8 +139,14 @@ MODELS = {
              [sequence(1, 1, 16), sequence(7, 1, 16), sequence(40, 1, 16)]),
     "gru": (lambda: Recurrent("GRU"), {"sequence": {0: "length"}}, 1e-4,
             [sequence(1, 1, 16), sequence(9, 1, 16), sequence(33, 1, 16)]),
-    "transformer": (Encoder, {"sequence": {0: "length"}}, 1e-4,
-                    [sequence(1, 1, 32), sequence(6, 1, 32), sequence(25, 1, 32)]),
+    "bilstm": (lambda: Sequences("LSTM"), {"sequence": {0: "batch", 1: "length"}}, 1e-4,
+               [sequence(1, 1, 16), sequence(2, 6, 16), sequence(3, 21, 16)]),
+    "bigru": (lambda: Sequences("GRU"), {"sequence": {0: "length"}}, 1e-4,
+              [sequence(1, 2, 16), sequence(8, 2, 16)]),
+    "rnn": (lambda: Sequences("RNN"), {"sequence": {0: "length"}}, 1e-4,
+            [sequence(1, 1, 16), sequence(12, 1, 16)]),
+    "transformer": (Encoder, {"sequence": {0: "length", 1: "batch"}}, 1e-4,
+                    [sequence(1, 1, 32), sequence(6, 2, 32), sequence(25, 3, 32)]),
     "if": (Branching, {"x": {0: "rows"}}, 1e-4,
            [[("x", np.random.randn(rows, 8).astype(np.float32) + shift)]
             for rows, shift in [(1, 3.0), (4, -3.0), (5, 3.0)]]),

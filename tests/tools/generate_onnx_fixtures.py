@@ -16,7 +16,12 @@ loop.onnx, runs a Loop as many times as its input `n` says, carrying x
 (x * 0.5 + step), a history that grows by x each step (its shape changes
 from step to step), and stacking sum(x) per step; NumPy runs the same
 loop for n = 0 and 3. A fifth, half_weight.onnx, adds a float16 weight
-(which has no Relay literal, so `import` needs --params-out) to x.
+(which has no Relay literal, so `import` needs --params-out) to x. A
+sixth, run_time_shapes.onnx, computes shapes from its input's `?`
+dimensions at run time: it reshapes x (a, b, 4) to (b, a, 2, 2), expands
+a weight to x's shape, fills x's shape with 2.5, and slices x along its
+first axis from an index given as an input; NumPy gives the outputs for
+two shapes of x.
 
     /usr/bin/python3 tests/tools/generate_onnx_fixtures.py
 """
@@ -90,6 +95,7 @@ def main():
              positive=(np.maximum(positive, 0) * w).astype(np.float32),
              negative=(1 - negative).astype(np.float32))
     write_loop_model(rng)
+    write_run_time_shapes_model(rng)
     half = helper.make_graph(
         [helper.make_node("Cast", ["w"], ["w32"], to=TensorProto.FLOAT),
          helper.make_node("Add", ["x", "w32"], ["y"])],
@@ -152,6 +158,43 @@ def write_loop_model(rng):
         expected[f"history_n{n}"] = history
         expected[f"totals_n{n}"] = np.array(totals, np.float32)
     np.savez(os.path.join(OUT, "loop_expected.npz"), **expected)
+
+
+def write_run_time_shapes_model(rng):
+    int64 = lambda name, values: numpy_helper.from_array(np.array(values, np.int64), name)
+    v = rng.uniform(-1, 1, (1, 1, 4)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Shape", ["x"], ["shape"]),
+         helper.make_node("Gather", ["shape", "zero"], ["a"]),
+         helper.make_node("Gather", ["shape", "one"], ["b"]),
+         helper.make_node("Concat", ["b", "a", "two_two"], ["swapped"], axis=0),
+         helper.make_node("Reshape", ["x", "swapped"], ["reshaped"]),
+         helper.make_node("Expand", ["v", "shape"], ["expanded"]),
+         helper.make_node("ConstantOfShape", ["shape"], ["filled"],
+                          value=numpy_helper.from_array(np.array([2.5], np.float32), "value")),
+         helper.make_node("Slice", ["x", "start", "end", "zero"], ["sliced"])],
+        "run_time_shapes",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["a", "b", 4]),
+         helper.make_tensor_value_info("start", TensorProto.INT64, [1])],
+        [helper.make_tensor_value_info("reshaped", TensorProto.FLOAT, ["b", "a", 2, 2]),
+         helper.make_tensor_value_info("expanded", TensorProto.FLOAT, ["a", "b", 4]),
+         helper.make_tensor_value_info("filled", TensorProto.FLOAT, ["a", "b", 4]),
+         helper.make_tensor_value_info("sliced", TensorProto.FLOAT, ["s", "b", 4])],
+        [int64("zero", [0]), int64("one", [1]), int64("two_two", [2, 2]),
+         int64("end", [2**62]), numpy_helper.from_array(v, "v")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(OUT, "run_time_shapes.onnx"))
+    expected = {}
+    for case, (a, b, start) in enumerate([(2, 3, 1), (3, 1, -1)]):
+        x = rng.uniform(-2, 2, (a, b, 4)).astype(np.float32)
+        np.save(os.path.join(OUT, f"run_time_shapes_x{case}.npy"), x)
+        np.save(os.path.join(OUT, f"run_time_shapes_start{case}.npy"), np.array([start], np.int64))
+        expected[f"reshaped{case}"] = x.reshape(b, a, 2, 2)
+        expected[f"expanded{case}"] = np.broadcast_to(v, x.shape).copy()
+        expected[f"filled{case}"] = np.full(x.shape, 2.5, np.float32)
+        expected[f"sliced{case}"] = x[start:]
+    np.savez(os.path.join(OUT, "run_time_shapes_expected.npz"), **expected)
 
 
 if __name__ == "__main__":

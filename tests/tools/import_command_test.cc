@@ -130,6 +130,29 @@ TEST(ImportCommandTest, BranchesRunAsTheConditionSays) {
   }
 }
 
+// Shapes computed from the input's `?` dimensions while running: a reshape
+// with two run-time entries, Expand and ConstantOfShape of the input's
+// shape, a Slice from a bound given as an input; NumPy's outputs.
+TEST(ImportCommandTest, ShapesComputedAtRunTimeFollowTheInput) {
+  ScratchDirectory scratch;
+  std::map<std::string, Ref<Tensor>> want =
+      ReadArrays((kFixtures / "run_time_shapes_expected.npz").string());
+  for (const std::string number : {"0", "1"}) {
+    const std::string outputs = scratch / ("outputs" + number + ".npz");
+    CommandResult run = RunRelayVm(
+        "run " + (kFixtures / "run_time_shapes.onnx").string() + " --input x=" +
+        (kFixtures / ("run_time_shapes_x" + number + ".npy")).string() + " --input start=" +
+        (kFixtures / ("run_time_shapes_start" + number + ".npy")).string() + " --output " +
+        outputs);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    std::map<std::string, Ref<Tensor>> got = ReadArrays(outputs);
+    for (const std::string name : {"reshaped", "expanded", "filled", "sliced"}) {
+      ASSERT_EQ(got.count(name), 1u) << name;
+      ExpectClose(*got[name], *want[name + number]);
+    }
+  }
+}
+
 TEST(ImportCommandTest, BadModelsGetOneClearLine) {
   ScratchDirectory scratch;
   const std::string garbage = scratch / "garbage.onnx";

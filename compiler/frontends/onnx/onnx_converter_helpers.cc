@@ -181,4 +181,48 @@ std::string TypeText(DType dtype, const std::vector<int64_t>& shape) {
   return text + (shape.size() == 1 ? ",), " : "), ") + std::string(DTypeName(dtype)) + "]";
 }
 
+bool AllKnown(const ShapeEntries& entries) {
+  return std::all_of(entries.known.begin(), entries.known.end(),
+                     [](int64_t dim) { return dim >= 0; });
+}
+
+std::string ZeroLiteral(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return "0f";
+    case DType::kFloat64:
+      return "0f64";
+    case DType::kInt64:
+      return "0i64";
+    case DType::kInt32:
+      return "0";
+    case DType::kBool:
+      return "False";
+    default:
+      Refuse("data of " + std::string(DTypeName(dtype)) + " with a shape only known at run time");
+  }
+}
+
+std::string Filled(const ShapeEntries& entries, const std::string& fill, DType dtype) {
+  const size_t rank = entries.known.size();
+  const std::string dtype_text = "dtype=\"" + std::string(DTypeName(dtype)) + "\"";
+  std::vector<int64_t> known_shape;
+  for (int64_t dim : entries.known) known_shape.push_back(dim >= 0 ? dim : 1);
+  std::string result = Call("full", {fill}, {"shape=" + IntList(known_shape), dtype_text});
+  for (size_t axis = 0; axis < rank; ++axis) {
+    if (entries.known[axis] >= 0) continue;
+    std::vector<int64_t> along(rank, 1);
+    along[axis] = -1;
+    const std::string zeros = Call(
+        "cast",
+        {Call(
+            "multiply",
+            {Call("arange", {"0i64", entries.exprs[axis], "1i64"}, {"dtype=\"int64\""}), "0i64"})},
+        {dtype_text});
+    result = Call(dtype == DType::kBool ? "logical_or" : "add",
+                  {result, Call("reshape", {zeros}, {"newshape=" + IntList(along)})});
+  }
+  return result;
+}
+
 }  // namespace relay::onnx_import

@@ -74,6 +74,24 @@ std::optional<std::vector<int64_t>> AxesOf(ConvertContext& context, int64_t inpu
 // dtype alone for rank 0.
 std::string TypeText(DType dtype, const std::vector<int64_t>& shape);
 
+// A shape whose entries may be known only at run time: each entry's int64
+// scalar expression, and its value where known while importing (-1
+// elsewhere).
+struct ShapeEntries {
+  std::vector<std::string> exprs;
+  std::vector<int64_t> known;
+};
+bool AllKnown(const ShapeEntries& entries);
+
+// The literal 0 of `dtype` (Unsupported for dtypes without literals).
+std::string ZeroLiteral(DType dtype);
+
+// A tensor of the shape `entries` filled with `fill` (a literal of
+// `dtype`), built by broadcasting: the known extents in one tensor, and
+// each run-time extent in a vector along its axis (an arange of that
+// length, times 0), added to it (or'ed, for bool).
+std::string Filled(const ShapeEntries& entries, const std::string& fill, DType dtype);
+
 // The converters of the files named above, added to the table by
 // onnx_converters.cc.
 void AddRecurrentConverters(std::map<std::string, Converter>& table);

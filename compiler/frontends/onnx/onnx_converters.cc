@@ -353,17 +353,95 @@ std::vector<OnnxValue> ConvertFlatten(ConvertContext& context) {
   return {Result(Call("reshape", {context.Tensor(0)}, {"newshape=" + IntList({outer, -1})}))};
 }
 
+// Input `index` (a 1-D int64 shape) as ShapeEntries: its values where
+// known while importing, and `take`s of it for the others.
+ShapeEntries EntriesOf(ConvertContext& context, size_t index) {
+  const OnnxValue& value = context.Input(index);
+  if (value.dtype != DType::kInt64) Refuse("a shape other than int64");
+  ShapeEntries entries;
+  if (value.constant) {
+    entries.known = IntValues(*value.constant);
+  } else {
+    if (!value.shape || value.shape->size() != 1 || (*value.shape)[0] < 0 ||
+        (*value.shape)[0] > kMaximumShapeEntries)
+      Refuse("a shape whose length (the result's rank) is only known at run time");
+    const size_t length = size_t((*value.shape)[0]);
+    entries.known = value.known_entries && value.known_entries->size() == length
+                        ? *value.known_entries
+                        : std::vector<int64_t>(length, -1);
+  }
+  const bool run_time =
+      std::find(entries.known.begin(), entries.known.end(), -1) != entries.known.end();
+  const std::string tensor = run_time && !value.constant ? context.Tensor(index) : "";
+  for (size_t entry = 0; entry < entries.known.size(); ++entry) {
+    entries.exprs.push_back(entries.known[entry] >= 0 || tensor.empty()
+                                ? std::to_string(entries.known[entry]) + "i64"
+                                : Call("take", {tensor, std::to_string(entry)}, {"axis=0"}));
+  }
+  return entries;
+}
+
+// Reshape to a shape with several entries only known at run time:
+// reshape_like a bool tensor of that shape. As in Reshape, an entry 0
+// copies the data's dimension and -1 is what the element count leaves;
+// both are resolved at run time for the entries only known then.
+std::vector<OnnxValue> RunTimeReshape(ConvertContext& context) {
+  ShapeEntries entries = EntriesOf(context, 1);
+  if (context.IntAttribute("allowzero", 0) != 0) Refuse("allowzero with a run-time shape");
+  const std::string data = context.Tensor(0);
+  const std::optional<std::vector<int64_t>>& in = context.Input(0).shape;
+  const size_t in_rank = in ? in->size() : 0;
+  const std::string dimensions = context.Bind(Call("shape_of", {data}, {"dtype=\"int64\""}));
+  auto dimension = [&](size_t axis) {
+    return in && (*in)[axis] >= 0 ? std::to_string((*in)[axis]) + "i64"
+                                  : Call("take", {dimensions, std::to_string(axis)}, {"axis=0"});
+  };
+  bool inferred = false;
+  for (size_t entry = 0; entry < entries.known.size(); ++entry) {
+    if (entries.known[entry] == 0) {
+      if (entry >= in_rank) Refuse("a 0 entry past the data's rank");
+      entries.exprs[entry] = dimension(entry);
+      entries.known[entry] = (*in)[entry];
+    } else if (entries.known[entry] < 0) {
+      std::string value = context.Bind(entries.exprs[entry]);
+      if (entry < in_rank) value = Where(Call("equal", {value, "0i64"}), dimension(entry), value);
+      entries.exprs[entry] = context.Bind(value);
+      inferred = true;
+    }
+  }
+  if (inferred) {
+    // The product of the other entries, a -1 counting as 1.
+    std::string product = "1i64";
+    for (const std::string& expr : entries.exprs) {
+      product = Call("multiply", {product, Where(Call("less", {expr, "0i64"}), "1i64", expr)});
+    }
+    const std::string rest =
+        context.Bind(Call("divide", {Call("ndarray_size", {data}, {"dtype=\"int64\""}), product}));
+    for (size_t entry = 0; entry < entries.known.size(); ++entry) {
+      if (entries.known[entry] >= 0) continue;
+      entries.exprs[entry] = context.Bind(
+          Where(Call("less", {entries.exprs[entry], "0i64"}), rest, entries.exprs[entry]));
+    }
+  }
+  OnnxValue value =
+      Shaped(Call("reshape_like", {data, Filled(entries, "False", DType::kBool)}), entries.known);
+  value.dtype = context.Input(0).dtype;
+  return {value};
+}
+
 std::vector<OnnxValue> ConvertReshape(ConvertContext& context) {
   std::vector<int64_t> shape;
   if (context.opset() < 5) {
     shape = context.IntsAttribute("shape").value_or(std::vector<int64_t>{});
-  } else if (context.HasInput(1) && !context.Input(1).constant && context.Input(1).known_entries) {
-    // Computed at run time from Shape: its one unknown entry (a length)
-    // follows from the others, as -1 does.
-    shape = *context.Input(1).known_entries;
-    if (std::count(shape.begin(), shape.end(), -1) > 1) {
-      Refuse("a shape with more than one entry only known at run time");
+  } else if (context.HasInput(1) && !context.Input(1).constant) {
+    // Computed at run time (from Shape): one unknown entry follows from the
+    // others, as -1 does; several need the shape itself.
+    if (!context.Input(1).known_entries ||
+        std::count(context.Input(1).known_entries->begin(), context.Input(1).known_entries->end(),
+                   -1) > 1) {
+      return RunTimeReshape(context);
     }
+    shape = *context.Input(1).known_entries;
   } else {
     shape = IntValues(*context.Constant(1));
   }
@@ -732,13 +810,35 @@ std::vector<int64_t> BroadcastShapes(std::vector<int64_t> a, std::vector<int64_t
 }
 
 std::vector<OnnxValue> ConvertExpand(ConvertContext& context) {
+  if (!context.Input(1).constant) {
+    // A shape computed at run time: NumPy's broadcast of the data with zeros
+    // of that shape, which is what Expand is.
+    const ShapeEntries entries = EntriesOf(context, 1);
+    const OnnxValue& data = context.Input(0);
+    std::optional<std::vector<int64_t>> shape;
+    if (data.shape) {
+      std::vector<int64_t> a = *data.shape, b = entries.known;
+      if (a.size() < b.size()) std::swap(a, b);
+      b.insert(b.begin(), a.size() - b.size(), 1);
+      for (size_t axis = 0; axis < a.size(); ++axis) {
+        if (a[axis] == 1 || (a[axis] < 0 && b[axis] > 1)) a[axis] = b[axis];
+      }
+      shape = a;
+    }
+    OnnxValue value =
+        Shaped(Call(data.dtype == DType::kBool ? "logical_or" : "add",
+                    {context.Tensor(0), Filled(entries, ZeroLiteral(data.dtype), data.dtype)}),
+               shape);
+    value.dtype = data.dtype;
+    return {value};
+  }
   const std::vector<int64_t> shape =
       BroadcastShapes(StaticShapeOf(context, 0), IntValues(*context.Constant(1)));
   return {Result(Call("broadcast_to", {context.Tensor(0)}, {"shape=" + IntList(shape)}))};
 }
 
 std::vector<OnnxValue> ConvertConstantOfShape(ConvertContext& context) {
-  const std::vector<int64_t> shape = IntValues(*context.Constant(0));
+  const ShapeEntries entries = EntriesOf(context, 0);
   std::string fill = "0f";
   DType dtype = DType::kFloat32;
   if (const onnx::AttributeProto* value = context.Attribute("value")) {
@@ -748,9 +848,17 @@ std::vector<OnnxValue> ConvertConstantOfShape(ConvertContext& context) {
     fill = ScalarLiteral(*tensor->Reshape({}));
     if (fill.empty()) Refuse("a value of " + std::string(DTypeName(dtype)));
   }
-  return {
-      Result(Call("full", {fill},
-                  {"shape=" + IntList(shape), "dtype=\"" + std::string(DTypeName(dtype)) + "\""}))};
+  OnnxValue value;
+  if (AllKnown(entries)) {
+    value = Result(Call(
+        "full", {fill},
+        {"shape=" + IntList(entries.known), "dtype=\"" + std::string(DTypeName(dtype)) + "\""}));
+  } else {
+    value = Result(Filled(entries, fill, dtype));
+  }
+  value.shape = entries.known;
+  value.dtype = dtype;
+  return {value};
 }
 
 // Range: arange, its length known while importing when its bounds are.

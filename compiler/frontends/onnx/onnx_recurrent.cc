@@ -82,7 +82,7 @@ RecurrentLayer CheckRecurrent(ConvertContext& context, Kind kind) {
   layer.hidden = context.IntAttribute("hidden_size", 0);
   layer.batch = (*x.shape)[layer.batch_first ? 0 : 1];
   layer.input = (*x.shape)[2];
-  if (layer.batch < 0 || layer.input < 0) Refuse("X's batch and input sizes must be known");
+  if (layer.input < 0) Refuse("X's input size must be known");
   if (layer.hidden <= 0 || w.size() != 3 || w[0] != layer.directions ||
       w[1] != layer.gates * layer.hidden || w[2] != layer.input) {
     Refuse("W does not match hidden_size, direction and X");
@@ -111,14 +111,30 @@ std::string OfDirection(ConvertContext& context, size_t index, int64_t direction
   return Call("take", {context.Tensor(index), std::to_string(direction)}, {"axis=0"});
 }
 
+// Zeros of shape `leading` + (batch, hidden), the batch read from the
+// sequence `x` (seq, batch, input) when only known at run time.
+std::string Zeros(const RecurrentLayer& layer, const std::string& x, std::vector<int64_t> leading) {
+  ShapeEntries entries;
+  for (int64_t dim : leading) {
+    entries.known.push_back(dim);
+    entries.exprs.push_back(std::to_string(dim) + "i64");
+  }
+  entries.known.insert(entries.known.end(), {layer.batch, layer.hidden});
+  entries.exprs.push_back(
+      layer.batch >= 0
+          ? std::to_string(layer.batch) + "i64"
+          : Call("take", {Call("shape_of", {x}, {"dtype=\"int64\""}), "1"}, {"axis=0"}));
+  entries.exprs.push_back(std::to_string(layer.hidden) + "i64");
+  if (AllKnown(entries))
+    return Call("zeros", {}, {"shape=" + IntList(entries.known), "dtype=\"float32\""});
+  return Filled(entries, "0f", DType::kFloat32);
+}
+
 // The initial state of input `index` ([directions, batch, hidden], or
 // [batch, directions, hidden] batch first) for `direction`, or zeros.
 std::string InitialState(ConvertContext& context, size_t index, const RecurrentLayer& layer,
-                         int64_t direction) {
-  if (!context.HasInput(index)) {
-    return Call("zeros", {},
-                {"shape=" + IntList({layer.batch, layer.hidden}), "dtype=\"float32\""});
-  }
+                         int64_t direction, const std::string& x) {
+  if (!context.HasInput(index)) return Zeros(layer, x, {});
   if (!layer.batch_first) return OfDirection(context, index, direction);
   return Call("take", {context.Tensor(index), std::to_string(direction)}, {"axis=1"});
 }
@@ -208,10 +224,10 @@ std::string LayerFunction(const RecurrentLayer& layer, int64_t direction,
   const std::string t = layer.StateType();
   const std::string gh = std::to_string(layer.gates * layer.hidden);
   const std::string vector = "Tensor[(" + gh + ",), float32]";
-  std::string parameters = "%x: Tensor[(?, " + std::to_string(layer.batch) + ", " +
-                           std::to_string(layer.input) + "), float32], %w: Tensor[(" + gh + ", " +
-                           std::to_string(layer.input) + "), float32], %r: Tensor[(" + gh + ", " +
-                           std::to_string(layer.hidden) + "), float32]";
+  std::string parameters = "%x: " + TypeText(DType::kFloat32, {-1, layer.batch, layer.input}) +
+                           ", %w: Tensor[(" + gh + ", " + std::to_string(layer.input) +
+                           "), float32], %r: Tensor[(" + gh + ", " + std::to_string(layer.hidden) +
+                           "), float32]";
   parameters +=
       layer.kind == Kind::kGRU ? ", %wb: " + vector + ", %rb: " + vector : ", %b: " + vector;
   if (layer.peepholes) {
@@ -266,7 +282,7 @@ std::string LayerFunction(const RecurrentLayer& layer, int64_t direction,
   std::string initial = "0";
   for (const std::string& state : states) initial += ", " + state + "0";
   if (layer.with_outputs) {
-    initial += ", zeros(shape=" + IntList({0, layer.batch, layer.hidden}) + ", dtype=\"float32\")";
+    initial += ", " + Zeros(layer, "%x", {0});
   }
   return "def @NAME(" + parameters + ") -> (" + state_types +
          ") {\n"
@@ -365,8 +381,8 @@ std::vector<OnnxValue> ConvertRecurrent(ConvertContext& context, Kind kind) {
       }
     }
     if (layer.sequence_lengths) arguments.push_back(context.Tensor(4));
-    arguments.push_back(InitialState(context, 5, layer, direction));
-    if (kind == Kind::kLSTM) arguments.push_back(InitialState(context, 6, layer, direction));
+    arguments.push_back(InitialState(context, 5, layer, direction, x));
+    if (kind == Kind::kLSTM) arguments.push_back(InitialState(context, 6, layer, direction, x));
     results.push_back(context.Bind(Call(direction == 1 ? reverse_function : function, arguments)));
   }
   // Y: (seq, directions, batch, hidden), or (batch, seq, directions, hidden)
