@@ -21,7 +21,10 @@ sixth, run_time_shapes.onnx, computes shapes from its input's `?`
 dimensions at run time: it reshapes x (a, b, 4) to (b, a, 2, 2), expands
 a weight to x's shape, fills x's shape with 2.5, and slices x along its
 first axis from an index given as an input; NumPy gives the outputs for
-two shapes of x.
+two shapes of x. A seventh, opset18.onnx, uses what opset 18 changed (ONNX
+1.12, which writes it, cannot check it): ReduceMean with its axes as an
+input, ReduceMax with none and noop_with_empty_axes, Split by num_outputs
+and Pad with an axes input.
 
     /usr/bin/python3 tests/tools/generate_onnx_fixtures.py
 """
@@ -96,6 +99,7 @@ def main():
              negative=(1 - negative).astype(np.float32))
     write_loop_model(rng)
     write_run_time_shapes_model(rng)
+    write_opset18_model(rng)
     half = helper.make_graph(
         [helper.make_node("Cast", ["w"], ["w32"], to=TensorProto.FLOAT),
          helper.make_node("Add", ["x", "w32"], ["y"])],
@@ -195,6 +199,30 @@ def write_run_time_shapes_model(rng):
         expected[f"filled{case}"] = np.full(x.shape, 2.5, np.float32)
         expected[f"sliced{case}"] = x[start:]
     np.savez(os.path.join(OUT, "run_time_shapes_expected.npz"), **expected)
+
+
+def write_opset18_model(rng):
+    int64 = lambda name, values: numpy_helper.from_array(np.array(values, np.int64), name)
+    graph = helper.make_graph(
+        [helper.make_node("ReduceMean", ["x", "one"], ["mean"], keepdims=1),
+         helper.make_node("Split", ["mean"], ["low", "high"], axis=2, num_outputs=2),
+         helper.make_node("ReduceMax", ["x"], ["same"], noop_with_empty_axes=1),
+         helper.make_node("Pad", ["x", "pads", "", "last"], ["padded"])],
+        "opset18",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+        [helper.make_tensor_value_info("low", TensorProto.FLOAT, [2, 1, 2]),
+         helper.make_tensor_value_info("high", TensorProto.FLOAT, [2, 1, 2]),
+         helper.make_tensor_value_info("same", TensorProto.FLOAT, [2, 3, 4]),
+         helper.make_tensor_value_info("padded", TensorProto.FLOAT, [2, 3, 7])],
+        [int64("one", [1]), int64("pads", [1, 2]), int64("last", [-1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    onnx.save(model, os.path.join(OUT, "opset18.onnx"))
+    x = rng.uniform(-2, 2, (2, 3, 4)).astype(np.float32)
+    np.save(os.path.join(OUT, "opset18_x.npy"), x)
+    mean = x.mean(axis=1, keepdims=True)
+    np.savez(os.path.join(OUT, "opset18_expected.npz"), low=mean[:, :, :2], high=mean[:, :, 2:],
+             same=x, padded=np.pad(x, [(0, 0), (0, 0), (1, 2)]))
 
 
 if __name__ == "__main__":

@@ -140,16 +140,33 @@ TEST(ImportCommandTest, ShapesComputedAtRunTimeFollowTheInput) {
   for (const std::string number : {"0", "1"}) {
     const std::string outputs = scratch / ("outputs" + number + ".npz");
     CommandResult run = RunRelayVm(
-        "run " + (kFixtures / "run_time_shapes.onnx").string() + " --input x=" +
-        (kFixtures / ("run_time_shapes_x" + number + ".npy")).string() + " --input start=" +
-        (kFixtures / ("run_time_shapes_start" + number + ".npy")).string() + " --output " +
-        outputs);
+        "run " + (kFixtures / "run_time_shapes.onnx").string() +
+        " --input x=" + (kFixtures / ("run_time_shapes_x" + number + ".npy")).string() +
+        " --input start=" + (kFixtures / ("run_time_shapes_start" + number + ".npy")).string() +
+        " --output " + outputs);
     ASSERT_EQ(run.exit_code, 0) << run.output;
     std::map<std::string, Ref<Tensor>> got = ReadArrays(outputs);
     for (const std::string name : {"reshaped", "expanded", "filled", "sliced"}) {
       ASSERT_EQ(got.count(name), 1u) << name;
       ExpectClose(*got[name], *want[name + number]);
     }
+  }
+}
+
+// Opset 18's changed operators, rewritten in their opset-17 form for
+// ONNX 1.12's checker; NumPy's outputs.
+TEST(ImportCommandTest, Opset18ModelsRun) {
+  ScratchDirectory scratch;
+  const std::string outputs = scratch / "outputs.npz";
+  CommandResult run = RunRelayVm("run " + (kFixtures / "opset18.onnx").string() + " --input x=" +
+                                 (kFixtures / "opset18_x.npy").string() + " --output " + outputs);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::map<std::string, Ref<Tensor>> got = ReadArrays(outputs);
+  std::map<std::string, Ref<Tensor>> want =
+      ReadArrays((kFixtures / "opset18_expected.npz").string());
+  for (const std::string name : {"low", "high", "same", "padded"}) {
+    ASSERT_EQ(got.count(name), 1u) << name;
+    ExpectClose(*got[name], *want[name]);
   }
 }
 

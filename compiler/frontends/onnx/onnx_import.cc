@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "compiler/frontends/onnx/onnx_converter_helpers.h"
+#include "compiler/frontends/onnx/onnx_opset18.h"
 #include "compiler/frontends/onnx/onnx_tensors.h"
 #include "relay/error.h"
 
@@ -66,6 +67,12 @@ class Importer {
 
   ImportedModel Run() {
     opset_ = DefaultOpset();
+    source_opset_ = opset_;
+    if (opset_ == 18) {
+      // ONNX 1.12 knows opsets up to 17 (onnx_opset18.h).
+      RewriteOpset18As17(model_, origin_, folder_);
+      opset_ = 17;
+    }
     Check();
     const onnx::GraphProto& graph = model_.graph();
     DefineGraphValues(graph);
@@ -86,7 +93,7 @@ class Importer {
     std::ostringstream text;
     text << "#[version = \"0.0.5\"]\n";
     text << "// Imported from " << std::filesystem::path(origin_).filename().string() << " (opset "
-         << opset_ << ").\n";
+         << source_opset_ << ").\n";
     for (const std::string& global : globals_) text << global << "\n";
     text << "def @main(";
     for (size_t index = 0; index < parameters_.size(); ++index)
@@ -419,7 +426,7 @@ class Importer {
   void ReportProblems() const {
     std::string message = origin_ + ": cannot import " + std::to_string(problems_.size()) +
                           " node" + (problems_.size() == 1 ? "" : "s") + " (opset " +
-                          std::to_string(opset_) + "):";
+                          std::to_string(source_opset_) + "):";
     for (const std::string& problem : problems_) message += "\n  " + problem;
     if (!unsupported_operators_.empty()) {
       message += "\nunsupported operators:";
@@ -432,7 +439,8 @@ class Importer {
   const std::string origin_;
   const std::string folder_;
   const ImportOptions options_;
-  int64_t opset_ = 0;
+  int64_t opset_ = 0;         // the opset the converters see
+  int64_t source_opset_ = 0;  // the model's (18 is converted as 17)
   std::unordered_map<std::string, DeclaredType> declared_;
   std::unordered_map<std::string, OnnxValue> values_;
   std::set<std::string> used_identifiers_;
