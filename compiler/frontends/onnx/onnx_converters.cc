@@ -1151,6 +1151,45 @@ std::vector<OnnxValue> ConvertConvTranspose(ConvertContext& context) {
 
 // Resize of 4-D NCHW data over its spatial axes, as image.resize2d: the
 // output size from `sizes` or from `scales` (floor(extent * scale)).
+// The spatial size a Resize (or Upsample) of NCHW data of `shape` by
+// `scales` gives: only scales that give a whole size and leave the batch
+// and channels alone.
+std::vector<int64_t> ScaledSize(const std::vector<int64_t>& shape,
+                                const Ref<relay::Tensor>& scales) {
+  if (scales->dtype() != DType::kFloat32 || scales->element_count() != 4)
+    Refuse("scales of 4 float32 values are required");
+  const float* scale = scales->data<float>();
+  if (scale[0] != 1.0f || scale[1] != 1.0f) Refuse("scaling the batch or channel axis");
+  const std::vector<int64_t> size = {int64_t(std::floor(double(shape[2]) * scale[2])),
+                                     int64_t(std::floor(double(shape[3]) * scale[3]))};
+  // ONNX maps coordinates by the scale itself, image.resize2d by the ratio
+  // of the extents: the same only where the scale gives an exact size.
+  if (double(size[0]) != double(shape[2]) * scale[2] ||
+      double(size[1]) != double(shape[3]) * scale[3]) {
+    Refuse("scales that do not give a whole output size");
+  }
+  return size;
+}
+
+// image.resize2d of input 0 (NCHW, `shape`) to `size` by `mode`.
+OnnxValue Resized(ConvertContext& context, const std::vector<int64_t>& shape,
+                  const std::vector<int64_t>& size, const std::string& mode,
+                  const std::string& coordinates, const std::string& rounding) {
+  if (coordinates == "tf_crop_and_resize") Refuse("tf_crop_and_resize is not supported");
+  std::vector<std::string> attributes = {"size=" + IntList(size),
+                                         "coordinate_transformation_mode=\"" + coordinates + "\""};
+  if (mode == "nearest") {
+    attributes.push_back("method=\"nearest_neighbor\"");
+    attributes.push_back("rounding_method=\"" + rounding + "\"");
+  } else if (mode == "linear" || mode == "bilinear") {
+    attributes.push_back("method=\"linear\"");
+  } else {
+    Refuse("mode " + mode + " is not supported");
+  }
+  return Shaped(Call("image.resize2d", {context.Tensor(0)}, attributes),
+                std::vector<int64_t>{shape[0], shape[1], size[0], size[1]});
+}
+
 std::vector<OnnxValue> ConvertResize(ConvertContext& context) {
   const std::vector<int64_t> shape = StaticShapeOf(context, 0);
   if (shape.size() != 4) Refuse("only 4-D (NCHW) data is supported");
@@ -1162,22 +1201,8 @@ std::vector<OnnxValue> ConvertResize(ConvertContext& context) {
       Refuse("sizes other than the spatial ones");
     size = {sizes[2], sizes[3]};
   } else {
-    const Ref<relay::Tensor>& scales = context.Constant(scales_input);
-    if (scales->dtype() != DType::kFloat32 || scales->element_count() != 4)
-      Refuse("scales of 4 float32 values are required");
-    const float* scale = scales->data<float>();
-    if (scale[0] != 1.0f || scale[1] != 1.0f) Refuse("scaling the batch or channel axis");
-    size = {int64_t(std::floor(double(shape[2]) * scale[2])),
-            int64_t(std::floor(double(shape[3]) * scale[3]))};
-    // ONNX maps coordinates by the scale itself, image.resize2d by the
-    // ratio of the extents: the same only where the scale gives an exact
-    // size.
-    if (double(size[0]) != double(shape[2]) * scale[2] ||
-        double(size[1]) != double(shape[3]) * scale[3]) {
-      Refuse("scales that do not give a whole output size");
-    }
+    size = ScaledSize(shape, context.Constant(scales_input));
   }
-  const std::string mode = context.StringAttribute("mode", "nearest");
   std::string coordinates = context.StringAttribute("coordinate_transformation_mode", "half_pixel");
   std::string rounding = context.StringAttribute("nearest_mode", "round_prefer_floor");
   if (context.opset() < 11) {
@@ -1185,19 +1210,26 @@ std::vector<OnnxValue> ConvertResize(ConvertContext& context) {
     coordinates = "asymmetric";
     rounding = "floor";
   }
-  if (coordinates == "tf_crop_and_resize") Refuse("tf_crop_and_resize is not supported");
-  std::vector<std::string> attributes = {"size=" + IntList(size),
-                                         "coordinate_transformation_mode=\"" + coordinates + "\""};
-  if (mode == "nearest") {
-    attributes.push_back("method=\"nearest_neighbor\"");
-    attributes.push_back("rounding_method=\"" + rounding + "\"");
-  } else if (mode == "linear") {
-    attributes.push_back("method=\"linear\"");
+  return {Resized(context, shape, size, context.StringAttribute("mode", "nearest"), coordinates,
+                  rounding)};
+}
+
+// Upsample (opsets 7-9): Resize-10's sampling, its scales an attribute
+// (opset 7) or an input.
+std::vector<OnnxValue> ConvertUpsample(ConvertContext& context) {
+  const std::vector<int64_t> shape = StaticShapeOf(context, 0);
+  if (shape.size() != 4) Refuse("only 4-D (NCHW) data is supported");
+  Ref<relay::Tensor> scales;
+  if (context.opset() < 9) {
+    const onnx::AttributeProto* attribute = context.Attribute("scales");
+    if (attribute == nullptr || attribute->floats_size() != 4) Refuse("scales of 4 values");
+    scales = relay::Tensor::Empty(HostDevice(), {4}, DType::kFloat32);
+    for (int index = 0; index < 4; ++index) scales->data<float>()[index] = attribute->floats(index);
   } else {
-    Refuse("mode " + mode + " is not supported");
+    scales = context.Constant(1);
   }
-  return {Shaped(Call("image.resize2d", {context.Tensor(0)}, attributes),
-                 std::vector<int64_t>{shape[0], shape[1], size[0], size[1]})};
+  return {Resized(context, shape, ScaledSize(shape, scales),
+                  context.StringAttribute("mode", "nearest"), "asymmetric", "floor")};
 }
 
 const std::map<std::string, Converter>& Table() {
@@ -1353,6 +1385,7 @@ const std::map<std::string, Converter>& Table() {
     converters["SpaceToDepth"] = ConvertSpaceToDepth;
     converters["ConvTranspose"] = ConvertConvTranspose;
     converters["Resize"] = ConvertResize;
+    converters["Upsample"] = ConvertUpsample;
     // Hyperbolic and other functions written out over exp, log, sin, cos.
     converters["Sinh"] = Formula([](ConvertContext& context, const std::string& x) {
       return Call("divide",

@@ -1,6 +1,6 @@
 // Operators written out over index arithmetic: arange along an axis,
 // compared with indices or with another axis's arange, then `where` or a
-// cast (GatherElements, OneHot, Hardmax, Trilu, EyeLike).
+// cast (GatherElements, OneHot, Hardmax, Trilu, EyeLike, ReverseSequence).
 #include <onnx/onnx_pb.h>
 
 #include "compiler/frontends/onnx/onnx_converter_helpers.h"
@@ -170,6 +170,32 @@ std::vector<OnnxValue> ConvertEyeLike(ConvertContext& context) {
   return {value};
 }
 
+// ReverseSequence: each batch row's first `length` steps along the time
+// axis reversed, the rest kept: a gather of the computed source steps.
+std::vector<OnnxValue> ConvertReverseSequence(ConvertContext& context) {
+  const size_t rank = RankOf(context, 0);
+  if (rank < 2) Refuse("data of rank below 2");
+  const size_t time = size_t(NormalizeAxis(context.IntAttribute("time_axis", 0), rank));
+  const size_t batch = size_t(NormalizeAxis(context.IntAttribute("batch_axis", 1), rank));
+  if (time == batch || time > 1 || batch > 1) Refuse("time and batch axes other than 0 and 1");
+  const std::string steps = PositionsAlong(Extent(context, 0, time), time, 2);
+  std::string lengths = AsInt64(context.Tensor(1), context.Input(1).dtype);
+  lengths = Call("reshape", {lengths},
+                 {"newshape=" +
+                  IntList(time == 0 ? std::vector<int64_t>{1, -1} : std::vector<int64_t>{-1, 1})});
+  lengths = context.Bind(lengths);
+  std::string source = Where(Call("less", {steps, lengths}),
+                             Call("subtract", {Call("subtract", {lengths, "1i64"}), steps}), steps);
+  for (size_t axis = 2; axis < rank; ++axis)
+    source = Call("expand_dims", {source}, {"axis=" + std::to_string(axis)});
+  const std::string data = context.Tensor(0);
+  OnnxValue value = Shaped(Call("gather", {data, Call("broadcast_to_like", {source, data})},
+                                {"axis=" + std::to_string(time)}),
+                           context.Input(0).shape);
+  value.dtype = context.Input(0).dtype;
+  return {value};
+}
+
 }  // namespace
 
 void AddIndexConverters(std::map<std::string, Converter>& table) {
@@ -178,6 +204,7 @@ void AddIndexConverters(std::map<std::string, Converter>& table) {
   table["Hardmax"] = ConvertHardmax;
   table["Trilu"] = ConvertTrilu;
   table["EyeLike"] = ConvertEyeLike;
+  table["ReverseSequence"] = ConvertReverseSequence;
 }
 
 }  // namespace relay::onnx_import
