@@ -364,7 +364,7 @@ ShapeEntries EntriesOf(ConvertContext& context, size_t index) {
   } else {
     if (!value.shape || value.shape->size() != 1 || (*value.shape)[0] < 0 ||
         (*value.shape)[0] > kMaximumShapeEntries)
-      Refuse("a shape whose length (the result's rank) is only known at run time");
+      Refuse("the length of a shape (the result's rank) must be known while importing");
     const size_t length = size_t((*value.shape)[0]);
     entries.known = value.known_entries && value.known_entries->size() == length
                         ? *value.known_entries
@@ -758,6 +758,14 @@ std::vector<OnnxValue> ConvertMean(ConvertContext& context) {
 }
 
 std::vector<OnnxValue> ConvertSize(ConvertContext& context) {
+  const std::optional<std::vector<int64_t>>& shape = context.Input(0).shape;
+  if (shape && std::all_of(shape->begin(), shape->end(), [](int64_t dim) { return dim >= 0; })) {
+    Ref<Tensor> size = Tensor::Empty(HostDevice(), {}, DType::kInt64);
+    size->data<int64_t>()[0] =
+        std::accumulate(shape->begin(), shape->end(), int64_t{1}, std::multiplies<int64_t>());
+    size->MarkImmutable();
+    return {ConstantValue(size)};
+  }
   return {Result(Call("ndarray_size", {context.Tensor(0)}, {"dtype=\"int64\""}))};
 }
 
@@ -841,12 +849,24 @@ std::vector<OnnxValue> ConvertConstantOfShape(ConvertContext& context) {
   const ShapeEntries entries = EntriesOf(context, 0);
   std::string fill = "0f";
   DType dtype = DType::kFloat32;
+  double fill_value = 0;
   if (const onnx::AttributeProto* value = context.Attribute("value")) {
     Ref<relay::Tensor> tensor = TensorFromProto(value->t(), context.model_folder(), "value");
     if (tensor->element_count() != 1) Refuse("a value of more than one element");
     dtype = tensor->dtype();
     fill = ScalarLiteral(*tensor->Reshape({}));
     if (fill.empty()) Refuse("a value of " + std::string(DTypeName(dtype)));
+    if (dtype == DType::kInt64) fill_value = double(tensor->data<int64_t>()[0]);
+  }
+  if (entries.known.size() == 1 && entries.known[0] >= 0 &&
+      entries.known[0] <= kMaximumShapeEntries && dtype == DType::kInt64) {
+    // A short int64 vector (ones or zeros of a shape computation): folded,
+    // so that the shapes built from it are known while importing.
+    Ref<relay::Tensor> tensor = Tensor::Empty(HostDevice(), {entries.known[0]}, dtype);
+    for (int64_t index = 0; index < entries.known[0]; ++index)
+      tensor->data<int64_t>()[index] = int64_t(fill_value);
+    tensor->MarkImmutable();
+    return {ConstantValue(tensor)};
   }
   OnnxValue value;
   if (AllKnown(entries)) {
@@ -950,7 +970,43 @@ std::vector<OnnxValue> RunTimeSlice(ConvertContext& context) {
   return {value};
 }
 
+// Slice of a short constant int64 vector (a shape) with constant bounds:
+// folded, as NumPy slices it (the bounds clamped as ONNX clamps them).
+std::optional<OnnxValue> FoldSlice(ConvertContext& context) {
+  const OnnxValue& data = context.Input(0);
+  if (context.opset() < 10 || !data.constant || data.constant->dtype() != DType::kInt64 ||
+      data.constant->ndim() != 1 || data.constant->element_count() > kMaximumShapeEntries ||
+      !context.Input(1).constant || !context.Input(2).constant ||
+      (context.HasInput(3) && !context.Input(3).constant) ||
+      (context.HasInput(4) && !context.Input(4).constant)) {
+    return std::nullopt;
+  }
+  const std::vector<int64_t> starts = IntValues(*context.Constant(1));
+  const std::vector<int64_t> ends = IntValues(*context.Constant(2));
+  if (starts.size() != 1 || ends.size() != 1) return std::nullopt;
+  if (context.HasInput(3) && NormalizeAxis(IntValues(*context.Constant(3)).at(0), 1) != 0)
+    return std::nullopt;
+  const int64_t step = context.HasInput(4) ? IntValues(*context.Constant(4)).at(0) : 1;
+  if (step == 0) Refuse("a step of 0");
+  const int64_t extent = data.constant->element_count();
+  auto clamp = [&](int64_t value, bool is_end) {
+    if (value < 0) value += extent;
+    if (step > 0) return std::clamp<int64_t>(value, 0, extent);
+    return std::min<int64_t>(std::max<int64_t>(value, is_end ? -1 : 0), extent - 1);
+  };
+  std::vector<int64_t> picked;
+  for (int64_t at = clamp(starts[0], false), end = clamp(ends[0], true);
+       step > 0 ? at < end : at > end; at += step) {
+    picked.push_back(data.constant->data<int64_t>()[at]);
+  }
+  Ref<Tensor> result = Tensor::Empty(HostDevice(), {int64_t(picked.size())}, DType::kInt64);
+  std::copy(picked.begin(), picked.end(), result->data<int64_t>());
+  result->MarkImmutable();
+  return ConstantValue(result);
+}
+
 std::vector<OnnxValue> ConvertSlice(ConvertContext& context) {
+  if (std::optional<OnnxValue> folded = FoldSlice(context)) return {*folded};
   std::vector<int64_t> starts, ends, axes, steps;
   if (context.opset() >= 10) {
     bool run_time = !context.Input(1).constant || !context.Input(2).constant;
