@@ -139,6 +139,15 @@ double FloatValue(const Tensor& tensor) {
   }
 }
 
+int64_t Product(std::span<const int64_t> dims) {
+  int64_t product = 1;
+  for (int64_t dim : dims) {
+    if (__builtin_mul_overflow(product, dim, &product))
+      Refuse("a shape of more elements than int64 holds");
+  }
+  return product;
+}
+
 int64_t NormalizeAxis(int64_t axis, size_t rank) {
   const int64_t normalized = axis < 0 ? axis + int64_t(rank) : axis;
   if (normalized < 0 || normalized >= int64_t(rank)) {

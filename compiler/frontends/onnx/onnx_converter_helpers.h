@@ -8,6 +8,7 @@
 
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,10 @@ std::vector<int64_t> IntValues(const Tensor& tensor);
 
 // A constant numeric scalar's value.
 double FloatValue(const Tensor& tensor);
+
+// The product of `dims` (known, non-negative dimensions); Unsupported where
+// it overflows int64 (a malformed model's declared shape).
+int64_t Product(std::span<const int64_t> dims);
 
 // `axis` in [0, rank), counting back from the end when negative.
 int64_t NormalizeAxis(int64_t axis, size_t rank);

@@ -178,8 +178,7 @@ Converter Softmax(const std::string& op) {
           Call(op, {context.Tensor(0)}, {"axis=" + std::to_string(axis)}), context.Input(0).shape)};
     }
     const std::vector<int64_t> shape = StaticShapeOf(context, 0);
-    const int64_t outer = std::accumulate(shape.begin(), shape.begin() + axis, int64_t{1},
-                                          std::multiplies<int64_t>());
+    const int64_t outer = Product(std::span(shape).first(size_t(axis)));
     std::string flat = Call("reshape", {context.Tensor(0)}, {"newshape=" + IntList({outer, -1})});
     return std::vector<OnnxValue>{
         Result(Call("reshape", {Call(op, {flat}, {"axis=1"})}, {"newshape=" + IntList(shape)}))};
@@ -348,8 +347,7 @@ std::vector<OnnxValue> ConvertFlatten(ConvertContext& context) {
   if (normalized < 0 || normalized > int64_t(rank)) Refuse("axis " + std::to_string(axis));
   if (normalized == 1) return {Result(Call("nn.batch_flatten", {context.Tensor(0)}))};
   const std::vector<int64_t> shape = StaticShapeOf(context, 0);
-  const int64_t outer = std::accumulate(shape.begin(), shape.begin() + normalized, int64_t{1},
-                                        std::multiplies<int64_t>());
+  const int64_t outer = Product(std::span(shape).first(size_t(normalized)));
   return {Result(Call("reshape", {context.Tensor(0)}, {"newshape=" + IntList({outer, -1})}))};
 }
 
@@ -455,11 +453,13 @@ std::vector<OnnxValue> ConvertReshape(ConvertContext& context) {
       if (shape[axis] == 0 && !allow_zero)
         (*out_shape)[axis] = axis < in->size() ? (*in)[axis] : -1;
     }
+    auto multiply = [](int64_t a, int64_t b) { return Product(std::vector<int64_t>{a, b}); };
     const int64_t in_count =
         std::accumulate(in->begin(), in->end(), int64_t{1},
-                        [](int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : a * b; });
-    const int64_t known = std::accumulate(out_shape->begin(), out_shape->end(), int64_t{1},
-                                          [](int64_t a, int64_t b) { return b < 0 ? a : a * b; });
+                        [&](int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : multiply(a, b); });
+    const int64_t known =
+        std::accumulate(out_shape->begin(), out_shape->end(), int64_t{1},
+                        [&](int64_t a, int64_t b) { return b < 0 ? a : multiply(a, b); });
     for (int64_t& dim : *out_shape) {
       if (dim < 0) dim = in_count >= 0 && known > 0 ? in_count / known : -1;
     }
@@ -761,8 +761,7 @@ std::vector<OnnxValue> ConvertSize(ConvertContext& context) {
   const std::optional<std::vector<int64_t>>& shape = context.Input(0).shape;
   if (shape && std::all_of(shape->begin(), shape->end(), [](int64_t dim) { return dim >= 0; })) {
     Ref<Tensor> size = Tensor::Empty(HostDevice(), {}, DType::kInt64);
-    size->data<int64_t>()[0] =
-        std::accumulate(shape->begin(), shape->end(), int64_t{1}, std::multiplies<int64_t>());
+    size->data<int64_t>()[0] = Product(*shape);
     size->MarkImmutable();
     return {ConstantValue(size)};
   }
@@ -1194,13 +1193,13 @@ std::vector<OnnxValue> ConvertConvTranspose(ConvertContext& context) {
   const int64_t groups = context.IntAttribute("group", 1);
   std::vector<int64_t> pads = context.IntsAttribute("pads").value_or(std::vector<int64_t>(4, 0));
   if (pads.size() != 4) Refuse("pads of " + std::to_string(pads.size()) + " values");
-  std::string conv =
-      Call("nn.conv2d_transpose", {context.Tensor(0), context.Tensor(1)},
-           {"strides=" + IntList(Pair(context, "strides", 1)), "padding=" + IntList(pads),
-            "output_padding=" + IntList(Pair(context, "output_padding", 0)),
-            "dilation=" + IntList(Pair(context, "dilations", 1)),
-            "groups=" + std::to_string(groups), "channels=" + std::to_string(weight[1] * groups),
-            "kernel_size=" + IntList({weight[2], weight[3]})});
+  std::string conv = Call(
+      "nn.conv2d_transpose", {context.Tensor(0), context.Tensor(1)},
+      {"strides=" + IntList(Pair(context, "strides", 1)), "padding=" + IntList(pads),
+       "output_padding=" + IntList(Pair(context, "output_padding", 0)),
+       "dilation=" + IntList(Pair(context, "dilations", 1)), "groups=" + std::to_string(groups),
+       "channels=" + std::to_string(Product(std::vector<int64_t>{weight[1], groups})),
+       "kernel_size=" + IntList({weight[2], weight[3]})});
   if (context.HasInput(2)) conv = Call("nn.bias_add", {conv, context.Tensor(2)});
   return {Result(conv)};
 }
@@ -1216,6 +1215,10 @@ std::vector<int64_t> ScaledSize(const std::vector<int64_t>& shape,
     Refuse("scales of 4 float32 values are required");
   const float* scale = scales->data<float>();
   if (scale[0] != 1.0f || scale[1] != 1.0f) Refuse("scaling the batch or channel axis");
+  for (int axis = 2; axis < 4; ++axis) {
+    if (!(double(shape[size_t(axis)]) * scale[axis] < double(std::numeric_limits<int32_t>::max())))
+      Refuse("scales that give an output too large");
+  }
   const std::vector<int64_t> size = {int64_t(std::floor(double(shape[2]) * scale[2])),
                                      int64_t(std::floor(double(shape[3]) * scale[3]))};
   // ONNX maps coordinates by the scale itself, image.resize2d by the ratio

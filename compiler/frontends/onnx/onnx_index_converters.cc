@@ -3,6 +3,8 @@
 // cast (GatherElements, OneHot, Hardmax, Trilu, EyeLike, ReverseSequence).
 #include <onnx/onnx_pb.h>
 
+#include <limits>
+
 #include "compiler/frontends/onnx/onnx_converter_helpers.h"
 #include "compiler/frontends/onnx/onnx_tensors.h"
 
@@ -78,7 +80,12 @@ std::vector<OnnxValue> ConvertOneHot(ConvertContext& context) {
   if (context.Input(0).shape) {
     shape = *context.Input(0).shape;
     int64_t known = -1;
-    if (depth.constant) known = int64_t(FloatValue(*depth.constant));
+    if (depth.constant) {
+      const double count = FloatValue(*depth.constant);
+      if (!(count >= 1 && count < double(std::numeric_limits<int32_t>::max())))
+        Refuse("a depth outside 1 to 2^31");
+      known = int64_t(count);
+    }
     shape->insert(shape->begin() + int64_t(axis), known);
   }
   OnnxValue value =
@@ -101,8 +108,8 @@ std::vector<OnnxValue> ConvertHardmax(ConvertContext& context) {
   std::string extent = Extent(context, 0, axis);
   if (context.opset() < 13) {
     const std::vector<int64_t> shape = StaticShapeOf(context, 0);
-    int64_t rows = 1, columns = 1;
-    for (size_t dim = 0; dim < rank; ++dim) (dim < axis ? rows : columns) *= shape[dim];
+    const int64_t rows = Product(std::span(shape).first(axis));
+    const int64_t columns = Product(std::span(shape).subspan(axis));
     data = Call("reshape", {data}, {"newshape=" + IntList({rows, columns})});
     along = 1;
     data_rank = 2;

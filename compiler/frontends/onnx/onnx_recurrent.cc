@@ -83,8 +83,8 @@ RecurrentLayer CheckRecurrent(ConvertContext& context, Kind kind) {
   layer.batch = (*x.shape)[layer.batch_first ? 0 : 1];
   layer.input = (*x.shape)[2];
   if (layer.input < 0) Refuse("X's input size must be known");
-  if (layer.hidden <= 0 || w.size() != 3 || w[0] != layer.directions ||
-      w[1] != layer.gates * layer.hidden || w[2] != layer.input) {
+  if (layer.hidden <= 0 || w.size() != 3 || w[0] != layer.directions || w[1] % layer.gates != 0 ||
+      w[1] / layer.gates != layer.hidden || w[2] != layer.input) {
     Refuse("W does not match hidden_size, direction and X");
   }
   layer.peepholes = kind == Kind::kLSTM && context.HasInput(7);
@@ -99,8 +99,7 @@ std::string OfDirection(ConvertContext& context, size_t index, int64_t direction
     Shape shape = value.constant->shape();
     if (shape.empty() || shape[0] <= direction) Refuse("an input without a direction axis");
     shape.erase(shape.begin());
-    int64_t size = 1;
-    for (int64_t dim : shape) size *= dim;
+    const int64_t size = Product(std::vector<int64_t>(shape.begin(), shape.end()));
     Ref<relay::Tensor> part =
         relay::Tensor::View(value.constant->storage(),
                             value.constant->byte_offset() +
