@@ -104,6 +104,13 @@ class Looping(nn.Module):
         return iterate(self.linear(x), steps)
 
 
+class Cumulative(nn.Module):
+    """Running sums along an axis whose length is dynamic (an ONNX CumSum)."""
+
+    def forward(self, x):
+        return torch.cumsum(x, dim=1) - torch.flip(torch.cumsum(torch.flip(x, [1]), dim=1), [1])
+
+
 def image_model(name):
     import torchvision
 
@@ -147,6 +154,9 @@ MODELS = {
             [sequence(1, 1, 16), sequence(12, 1, 16)]),
     "transformer": (Encoder, {"sequence": {0: "length", 1: "batch"}}, 1e-4,
                     [sequence(1, 1, 32), sequence(6, 2, 32), sequence(25, 3, 32)]),
+    "cumsum": (Cumulative, {"x": {0: "rows", 1: "length"}}, 1e-4,
+               [[("x", np.random.randn(rows, length).astype(np.float32))]
+                for rows, length in [(1, 1), (3, 17), (2, 300)]]),
     "if": (Branching, {"x": {0: "rows"}}, 1e-4,
            [[("x", np.random.randn(rows, 8).astype(np.float32) + shift)]
             for rows, shift in [(1, 3.0), (4, -3.0), (5, 3.0)]]),

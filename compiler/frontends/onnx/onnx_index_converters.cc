@@ -1,6 +1,7 @@
 // Operators written out over index arithmetic: arange along an axis,
 // compared with indices or with another axis's arange, then `where` or a
-// cast (GatherElements, OneHot, Hardmax, Trilu, EyeLike, ReverseSequence).
+// cast or a masked sum (GatherElements, OneHot, Hardmax, Trilu, EyeLike,
+// ReverseSequence, CumSum).
 #include <onnx/onnx_pb.h>
 
 #include <limits>
@@ -203,6 +204,33 @@ std::vector<OnnxValue> ConvertReverseSequence(ConvertContext& context) {
   return {value};
 }
 
+// CumSum: y[j] = the sum of x[i] over i <= j along the axis (i < j when
+// exclusive, i >= j or i > j in reverse), as a masked sum over a second
+// copy of the axis: quadratic in the axis's length, which scans of
+// positions and small sequences have.
+std::vector<OnnxValue> ConvertCumSum(ConvertContext& context) {
+  const size_t rank = RankOf(context, 0);
+  const std::vector<int64_t> axes = IntValues(*context.Constant(1));
+  if (axes.size() != 1) Refuse("an axis of more than one value");
+  const size_t axis = size_t(NormalizeAxis(axes[0], rank));
+  const bool exclusive = context.IntAttribute("exclusive", 0) != 0;
+  const bool reverse = context.IntAttribute("reverse", 0) != 0;
+  const DType dtype = context.Input(0).dtype;
+  const std::string extent = context.Bind(Extent(context, 0, axis));
+  const std::string from = PositionsAlong(extent, axis, rank + 1);
+  const std::string to = PositionsAlong(extent, axis + 1, rank + 1);
+  const std::string comparison =
+      reverse ? (exclusive ? "greater" : "greater_equal") : (exclusive ? "less" : "less_equal");
+  const std::string spread =
+      Call("expand_dims", {context.Tensor(0)}, {"axis=" + std::to_string(axis + 1)});
+  OnnxValue value =
+      Shaped(Call("sum", {Where(Call(comparison, {from, to}), spread, ZeroLiteral(dtype))},
+                  {"axis=" + IntList({int64_t(axis)})}),
+             context.Input(0).shape);
+  value.dtype = dtype;
+  return {value};
+}
+
 }  // namespace
 
 void AddIndexConverters(std::map<std::string, Converter>& table) {
@@ -212,6 +240,7 @@ void AddIndexConverters(std::map<std::string, Converter>& table) {
   table["Trilu"] = ConvertTrilu;
   table["EyeLike"] = ConvertEyeLike;
   table["ReverseSequence"] = ConvertReverseSequence;
+  table["CumSum"] = ConvertCumSum;
 }
 
 }  // namespace relay::onnx_import
