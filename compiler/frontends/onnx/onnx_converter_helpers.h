@@ -3,7 +3,8 @@
 // The converters themselves are onnx_converters.cc (the table and most
 // operators), onnx_recurrent.cc (LSTM, GRU, RNN), onnx_control_flow.cc
 // (If, Loop, Scan), onnx_index_converters.cc (GatherElements, OneHot,
-// Hardmax, Trilu, EyeLike) and onnx_normalization.cc.
+// Hardmax, Trilu, EyeLike, ReverseSequence, CumSum), onnx_normalization.cc
+// and onnx_einsum.cc.
 #pragma once
 
 #include <map>
@@ -103,5 +104,6 @@ void AddRecurrentConverters(std::map<std::string, Converter>& table);
 void AddControlFlowConverters(std::map<std::string, Converter>& table);
 void AddIndexConverters(std::map<std::string, Converter>& table);
 void AddNormalizationConverters(std::map<std::string, Converter>& table);
+void AddEinsumConverter(std::map<std::string, Converter>& table);
 
 }  // namespace relay::onnx_import

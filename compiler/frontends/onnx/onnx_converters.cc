@@ -1485,6 +1485,7 @@ const std::map<std::string, Converter>& Table() {
     AddControlFlowConverters(converters);
     AddIndexConverters(converters);
     AddNormalizationConverters(converters);
+    AddEinsumConverter(converters);
     return converters;
   }();
   return table;
