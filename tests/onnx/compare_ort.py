@@ -111,6 +111,15 @@ class Cumulative(nn.Module):
         return torch.cumsum(x, dim=1) - torch.flip(torch.cumsum(torch.flip(x, [1]), dim=1), [1])
 
 
+class Largest(nn.Module):
+    """The 5 largest of each row and where they were (an ONNX TopK), both
+    in the one output ORT's runner compares."""
+
+    def forward(self, x):
+        values, indices = torch.topk(x, 5, dim=1)
+        return values + indices.to(torch.float32) * 1000
+
+
 def image_model(name):
     import torchvision
 
@@ -157,6 +166,9 @@ MODELS = {
     "cumsum": (Cumulative, {"x": {0: "rows", 1: "length"}}, 1e-4,
                [[("x", np.random.randn(rows, length).astype(np.float32))]
                 for rows, length in [(1, 1), (3, 17), (2, 300)]]),
+    "topk": (Largest, {"x": {0: "rows", 1: "length"}}, 1e-4,
+             [[("x", np.random.randn(rows, length).astype(np.float32))]
+              for rows, length in [(1, 5), (3, 40), (2, 500)]]),
     "if": (Branching, {"x": {0: "rows"}}, 1e-4,
            [[("x", np.random.randn(rows, 8).astype(np.float32) + shift)]
             for rows, shift in [(1, 3.0), (4, -3.0), (5, 3.0)]]),

@@ -1,7 +1,7 @@
 // Operators written out over index arithmetic: arange along an axis,
 // compared with indices or with another axis's arange, then `where` or a
 // cast or a masked sum (GatherElements, OneHot, Hardmax, Trilu, EyeLike,
-// ReverseSequence, CumSum).
+// ReverseSequence, CumSum, TopK).
 #include <onnx/onnx_pb.h>
 
 #include <limits>
@@ -231,6 +231,57 @@ std::vector<OnnxValue> ConvertCumSum(ConvertContext& context) {
   return {value};
 }
 
+// TopK: each element's rank along the axis (how many elements come before
+// it: larger ones, or equal ones at lower positions, for the largest),
+// then the elements of ranks 0..k-1 picked by a masked sum each. Quadratic
+// in the axis's length; ties keep the lower index first, as ONNX asks.
+std::vector<OnnxValue> ConvertTopK(ConvertContext& context) {
+  const size_t rank = RankOf(context, 0);
+  const size_t axis = size_t(NormalizeAxis(context.IntAttribute("axis", -1), rank));
+  int64_t k = 0;
+  if (context.opset() < 10) {
+    k = context.IntAttribute("k", 0);
+  } else {
+    const std::vector<int64_t> values = IntValues(*context.Constant(1));
+    if (values.size() != 1) Refuse("k of more than one value");
+    k = values[0];
+  }
+  const int64_t extent = (*context.Input(0).shape)[axis];
+  if (k < 0 || (extent >= 0 && k > extent)) Refuse("k outside 0 to the axis's extent");
+  if (k > kMaximumShapeEntries * 16) Refuse("k above 1024");
+  const bool largest = context.IntAttribute("largest", 1) != 0;
+  const DType dtype = context.Input(0).dtype;
+  // Axis `axis` holds element i, axis `axis` + 1 element j (of the same
+  // row of the axis).
+  const std::string x = context.Tensor(0);
+  const std::string length = context.Bind(Extent(context, 0, axis));
+  const std::string i = PositionsAlong(length, axis, rank + 1);
+  const std::string j = PositionsAlong(length, axis + 1, rank + 1);
+  const std::string xi = Call("expand_dims", {x}, {"axis=" + std::to_string(axis + 1)});
+  const std::string xj = Call("expand_dims", {x}, {"axis=" + std::to_string(axis)});
+  const std::string before =
+      Call("logical_or", {Call(largest ? "greater" : "less", {xj, xi}),
+                          Call("logical_and", {Call("equal", {xj, xi}), Call("less", {j, i})})});
+  // rank_i: (..., n, 1, ...) counts over j.
+  const std::string ranks =
+      context.Bind(Call("sum", {Call("cast", {before}, {"dtype=\"int64\""})},
+                        {"axis=" + IntList({int64_t(axis + 1)}), "keepdims=True"}));
+  // Output position r along axis + 1 picks the element whose rank is r.
+  const std::string r = PositionsAlong(std::to_string(k) + "i64", axis + 1, rank + 1);
+  const std::string chosen = context.Bind(Call("equal", {ranks, r}));
+  const std::string values =
+      Call("sum", {Where(chosen, xi, ZeroLiteral(dtype))}, {"axis=" + IntList({int64_t(axis)})});
+  const std::string indices =
+      Call("sum", {Where(chosen, i, "0i64")}, {"axis=" + IntList({int64_t(axis)})});
+  std::vector<int64_t> shape = *context.Input(0).shape;
+  shape[axis] = k;
+  OnnxValue value = Shaped(values, shape);
+  value.dtype = dtype;
+  OnnxValue index = Shaped(indices, shape);
+  index.dtype = DType::kInt64;
+  return {value, index};
+}
+
 }  // namespace
 
 void AddIndexConverters(std::map<std::string, Converter>& table) {
@@ -241,6 +292,7 @@ void AddIndexConverters(std::map<std::string, Converter>& table) {
   table["EyeLike"] = ConvertEyeLike;
   table["ReverseSequence"] = ConvertReverseSequence;
   table["CumSum"] = ConvertCumSum;
+  table["TopK"] = ConvertTopK;
 }
 
 }  // namespace relay::onnx_import
