@@ -217,8 +217,10 @@ TEST(OnnxImportCoverage, CountsImportedCases) {
   EXPECT_GT(imported, 0);
 }
 
-// x + c for a scalar constant c, as a model's bytes.
-std::string AddConstantModel(float constant) {
+// x + c for a scalar constant c of `element_type` (FLOAT or DOUBLE), as a
+// model's bytes.
+std::string AddConstantModel(double constant,
+                             onnx::TensorProto::DataType element_type = onnx::TensorProto::FLOAT) {
   onnx::ModelProto model;
   model.set_ir_version(7);
   onnx::OperatorSetIdProto* opset = model.add_opset_import();
@@ -230,7 +232,7 @@ std::string AddConstantModel(float constant) {
     onnx::ValueInfoProto* info = name[0] == 'x' ? graph->add_input() : graph->add_output();
     info->set_name(name);
     onnx::TypeProto_Tensor* tensor = info->mutable_type()->mutable_tensor_type();
-    tensor->set_elem_type(onnx::TensorProto::FLOAT);
+    tensor->set_elem_type(element_type);
     tensor->mutable_shape()->add_dim()->set_dim_value(2);
   }
   onnx::NodeProto* node = graph->add_node();
@@ -239,14 +241,35 @@ std::string AddConstantModel(float constant) {
   onnx::AttributeProto* value = node->add_attribute();
   value->set_name("value");
   value->set_type(onnx::AttributeProto::TENSOR);
-  value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
-  value->mutable_t()->add_float_data(constant);
+  value->mutable_t()->set_data_type(element_type);
+  if (element_type == onnx::TensorProto::DOUBLE) {
+    value->mutable_t()->add_double_data(constant);
+  } else {
+    value->mutable_t()->add_float_data(float(constant));
+  }
   onnx::NodeProto* add = graph->add_node();
   add->set_op_type("Add");
   add->add_input("x");
   add->add_input("c");
   add->add_output("y");
   return model.SerializeAsString();
+}
+
+// A float64 constant is written into the program to its full precision.
+TEST(OnnxImportValues, Float64ConstantsKeepTheirPrecision) {
+  const double constant = 0.12345678901234567;
+  ImportedModel model =
+      ImportOnnxBytes(AddConstantModel(constant, onnx::TensorProto::DOUBLE), "add.onnx", ".");
+  std::shared_ptr<const vm::Executable> executable = Compile(model, "add.onnx");
+  Ref<Tensor> x = Tensor::Empty(HostDevice(), {2}, DType::kFloat64);
+  x->data<double>()[0] = 1.0;
+  x->data<double>()[1] = -1e-9;
+  vm::VirtualMachine machine(executable);
+  std::vector<Value> inputs{x};
+  Value result = machine.Invoke("main", inputs);
+  const auto& y = static_cast<const Tensor&>(*result);
+  for (int index = 0; index < 2; ++index)
+    EXPECT_EQ(y.data<double>()[index], x->data<double>()[index] + constant) << model.relay_text;
 }
 
 // A NaN or infinite constant has no Relay literal: it stays a weight, and

@@ -28,6 +28,17 @@ std::string FloatText(double value) {
   return text + "f";
 }
 
+std::string Float64Text(double value) {
+  if (std::isnan(value)) Refuse("a NaN attribute or constant");
+  if (std::isinf(value))
+    return value > 0 ? "1.7976931348623157e308f64" : "-1.7976931348623157e308f64";
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, "%.17g", value);
+  std::string text = buffer;
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return text + "f64";
+}
+
 // op(args..., attributes...) in Relay's text.
 std::string Call(const std::string& op, const std::vector<std::string>& args,
                  const std::vector<std::string>& attributes) {
@@ -172,7 +183,7 @@ std::optional<std::vector<int64_t>> AxesOf(ConvertContext& context, int64_t inpu
 // A float literal of input 0's dtype.
 std::string Literal(const ConvertContext& context, double value) {
   const DType dtype = context.Input(0).dtype;
-  if (dtype == DType::kFloat64) return FloatText(value) + "64";
+  if (dtype == DType::kFloat64) return Float64Text(value);
   if (dtype != DType::kFloat32) Refuse("only float32 and float64 data are supported");
   return FloatText(value);
 }

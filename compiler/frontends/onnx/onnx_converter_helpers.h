@@ -31,6 +31,10 @@ std::string IntList(const std::vector<int64_t>& values);
 // clip bounds), and NaN has no literal (Unsupported).
 std::string FloatText(double value);
 
+// A float64 literal, to float64's precision (an infinity becomes its
+// largest magnitude).
+std::string Float64Text(double value);
+
 // op(args..., attributes...) in Relay's text.
 std::string Call(const std::string& op, const std::vector<std::string>& args,
                  const std::vector<std::string>& attributes = {});

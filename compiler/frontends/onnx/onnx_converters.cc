@@ -1291,6 +1291,34 @@ std::vector<OnnxValue> ConvertUpsample(ConvertContext& context) {
                   context.StringAttribute("mode", "nearest"), "asymmetric", "floor")};
 }
 
+// atan(x), written out over sqrt and arithmetic (there is no atan
+// kernel): |x| > 1 uses atan(x) = pi/2 - atan(1/x); two halvings,
+// atan(z) = 2 atan(z / (1 + sqrt(1 + z^2))), bring the argument below
+// tan(pi/16) ~ 0.199, where 12 terms of atan's series are exact to
+// float64's precision.
+std::string Arctangent(const ConvertContext& context, const std::string& x) {
+  const std::string magnitude = Call("abs", {x});
+  const std::string beyond_one = Call("greater", {magnitude, Literal(context, 1)});
+  std::string z = Where(beyond_one, Call("divide", {Literal(context, 1), magnitude}), magnitude);
+  for (int halving = 0; halving < 2; ++halving) {
+    z = Call("divide", {z, Call("add", {Literal(context, 1),
+                                        Call("sqrt", {Call("add", {Literal(context, 1),
+                                                                   Call("multiply", {z, z})})})})});
+  }
+  const std::string square = Call("multiply", {z, z});
+  // Horner's form of sum over n of (-1)^n z^(2n+1) / (2n+1).
+  std::string series = Literal(context, (11 % 2 ? -1.0 : 1.0) / 23.0);
+  for (int n = 10; n >= 0; --n) {
+    series = Call("add", {Literal(context, (n % 2 ? -1.0 : 1.0) / double(2 * n + 1)),
+                          Call("multiply", {square, series})});
+  }
+  const std::string reduced =
+      Call("multiply", {Literal(context, 4), Call("multiply", {z, series})});
+  const std::string angle =
+      Where(beyond_one, Call("subtract", {Literal(context, 1.5707963267948966), reduced}), reduced);
+  return Call("multiply", {Call("sign", {x}), angle});
+}
+
 const std::map<std::string, Converter>& Table() {
   static const std::map<std::string, Converter> table = [] {
     std::map<std::string, Converter> converters;
@@ -1473,6 +1501,23 @@ const std::map<std::string, Converter>& Table() {
                    Call("log", {Call("divide", {Call("add", {Literal(context, 1), x}),
                                                 Call("subtract", {Literal(context, 1), x})})})});
     });
+    converters["Atan"] = Formula(Arctangent);
+    // asin(x) = atan(x / sqrt(1 - x^2)); acos(x) = 2 atan(sqrt((1 - x) / (1 + x))),
+    // which keeps its precision near x = 1.
+    converters["Asin"] = Formula([](ConvertContext& context, const std::string& x) {
+      return Arctangent(
+          context,
+          Call("divide", {x, Call("sqrt", {Call("subtract", {Literal(context, 1),
+                                                             Call("multiply", {x, x})})})}));
+    });
+    converters["Acos"] = Formula([](ConvertContext& context, const std::string& x) {
+      return Call(
+          "multiply",
+          {Literal(context, 2),
+           Arctangent(context,
+                      Call("sqrt", {Call("divide", {Call("subtract", {Literal(context, 1), x}),
+                                                    Call("add", {Literal(context, 1), x})})}))});
+    });
     converters["Shrink"] = Formula([](ConvertContext& context, const std::string& x) {
       const double lambd = context.FloatAttribute("lambd", 0.5f);
       const double bias = context.FloatAttribute("bias", 0.0f);
@@ -1567,10 +1612,8 @@ std::string ScalarLiteral(const relay::Tensor& scalar) {
   switch (scalar.dtype()) {
     case DType::kFloat32:
       return FloatText(scalar.data<float>()[0]);
-    case DType::kFloat64: {
-      std::string text = FloatText(scalar.data<double>()[0]);
-      return text + "64";
-    }
+    case DType::kFloat64:
+      return Float64Text(scalar.data<double>()[0]);
     case DType::kInt64:
       return std::to_string(scalar.data<int64_t>()[0]) + "i64";
     case DType::kInt32:
