@@ -1,7 +1,7 @@
 // Operators written out over index arithmetic: arange along an axis,
 // compared with indices or with another axis's arange, then `where` or a
 // cast or a masked sum (GatherElements, OneHot, Hardmax, Trilu, EyeLike,
-// ReverseSequence, CumSum, TopK).
+// ReverseSequence, CumSum, TopK, GatherND).
 #include <onnx/onnx_pb.h>
 
 #include <limits>
@@ -282,6 +282,59 @@ std::vector<OnnxValue> ConvertTopK(ConvertContext& context) {
   return {value, index};
 }
 
+// GatherND: each index tuple (the last axis of `indices`, of length k)
+// flattened to a row number of the data's k axes after the batch_dims
+// leading ones (negative entries counted from their axis's end), offset by
+// its batch position, then a `take` of those rows of the data reshaped to
+// (rows, the rest...).
+std::vector<OnnxValue> ConvertGatherND(ConvertContext& context) {
+  const std::vector<int64_t> data_shape = StaticShapeOf(context, 0);
+  const OnnxValue& indices = context.Input(1);
+  if (indices.dtype != DType::kInt64) Refuse("indices other than int64");
+  if (!indices.shape || indices.shape->empty() || indices.shape->back() < 0)
+    Refuse("indices whose last axis is only known at run time");
+  const size_t batch = size_t(context.IntAttribute("batch_dims", 0));
+  const size_t depth = size_t(indices.shape->back());
+  const size_t tuple_rank = indices.shape->size() - 1;
+  if (batch > tuple_rank || batch + depth > data_shape.size() || depth < 1)
+    Refuse("batch_dims and index tuples that do not fit the data");
+  for (size_t axis = 0; axis < batch; ++axis) {
+    if ((*indices.shape)[axis] != data_shape[axis]) Refuse("batch axes of different extents");
+  }
+  const std::string tuples = context.Bind(context.Tensor(1));
+  std::string row = "0i64";
+  // The batch position, then the tuple's entries, as mixed-radix digits.
+  for (size_t axis = 0; axis < batch; ++axis) {
+    std::vector<int64_t> along(tuple_rank, 1);
+    along[axis] = data_shape[axis];
+    const std::string position =
+        Call("reshape",
+             {Call("arange", {"0i64", std::to_string(data_shape[axis]) + "i64", "1i64"},
+                   {"dtype=\"int64\""})},
+             {"newshape=" + IntList(along)});
+    row =
+        Call("add", {Call("multiply", {row, std::to_string(data_shape[axis]) + "i64"}), position});
+  }
+  for (size_t axis = batch; axis < batch + depth; ++axis) {
+    const std::string extent = std::to_string(data_shape[axis]) + "i64";
+    const std::string entry = context.Bind(Call("take", {tuples, std::to_string(axis - batch)},
+                                                {"axis=" + std::to_string(tuple_rank)}));
+    const std::string wrapped =
+        Where(Call("less", {entry, "0i64"}), Call("add", {entry, extent}), entry);
+    row = Call("add", {Call("multiply", {row, extent}), wrapped});
+  }
+  std::vector<int64_t> rows_shape{Product(std::span(data_shape).first(batch + depth))};
+  rows_shape.insert(rows_shape.end(), data_shape.begin() + int64_t(batch + depth),
+                    data_shape.end());
+  const std::string rows =
+      Call("reshape", {context.Tensor(0)}, {"newshape=" + IntList(rows_shape)});
+  std::vector<int64_t> shape(indices.shape->begin(), indices.shape->end() - 1);
+  shape.insert(shape.end(), data_shape.begin() + int64_t(batch + depth), data_shape.end());
+  OnnxValue value = Shaped(Call("take", {rows, row}, {"axis=0"}), shape);
+  value.dtype = context.Input(0).dtype;
+  return {value};
+}
+
 }  // namespace
 
 void AddIndexConverters(std::map<std::string, Converter>& table) {
@@ -293,6 +346,7 @@ void AddIndexConverters(std::map<std::string, Converter>& table) {
   table["ReverseSequence"] = ConvertReverseSequence;
   table["CumSum"] = ConvertCumSum;
   table["TopK"] = ConvertTopK;
+  table["GatherND"] = ConvertGatherND;
 }
 
 }  // namespace relay::onnx_import
