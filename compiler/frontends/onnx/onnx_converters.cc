@@ -211,6 +211,102 @@ std::vector<OnnxValue> ConvertGemm(ConvertContext& context) {
   return {Shaped(product, shape)};
 }
 
+// MatMul beyond the forms above, as NumPy's matmul: a vector operand gains
+// the axis it lacks (and the result loses it), the lower rank gains leading
+// axes, and batch axes that differ or are only known at run time are
+// broadcast by adding zeros of the other operand's batch shape (which also
+// refuses, at run time, batch axes that do not broadcast). Then one
+// nn.batch_matmul of the batch axes merged (reshape's -3 merges two axes
+// of any extent), split back to the batch axes after.
+std::vector<OnnxValue> NdMatMul(ConvertContext& context) {
+  std::vector<int64_t> a = *context.Input(0).shape, b = *context.Input(1).shape;
+  if (a.empty() || b.empty()) Refuse("a product of scalars");
+  std::string x = context.Tensor(0), y = context.Tensor(1);
+  const bool a_vector = a.size() == 1, b_vector = b.size() == 1;
+  if (a_vector) {
+    x = Call("expand_dims", {x}, {"axis=0"});
+    a.insert(a.begin(), 1);
+  }
+  if (b_vector) {
+    y = Call("expand_dims", {y}, {"axis=1"});
+    b.push_back(1);
+  }
+  const size_t rank = std::max(a.size(), b.size());
+  while (a.size() < rank) {
+    x = Call("expand_dims", {x}, {"axis=0"});
+    a.insert(a.begin(), 1);
+  }
+  while (b.size() < rank) {
+    y = Call("expand_dims", {y}, {"axis=0"});
+    b.insert(b.begin(), 1);
+  }
+  std::vector<int64_t> shape(rank);
+  bool broadcast = false;
+  for (size_t axis = 0; axis + 2 < rank; ++axis) {
+    broadcast |= a[axis] != b[axis] || a[axis] < 0;
+    shape[axis] = a[axis] == 1   ? b[axis]
+                  : b[axis] == 1 ? a[axis]
+                  : a[axis] >= 0 ? a[axis]
+                                 : b[axis];
+    if (a[axis] >= 0 && b[axis] >= 0 && a[axis] != b[axis] && a[axis] != 1 && b[axis] != 1)
+      Refuse("batch axes that do not broadcast");
+  }
+  shape[rank - 2] = a[rank - 2];
+  shape[rank - 1] = b[rank - 1];
+  x = context.Bind(x);
+  y = context.Bind(y);
+  if (broadcast && rank > 2) {
+    auto batch_zeros = [&](const std::string& operand) {
+      return Call("zeros_like",
+                  {Call("strided_slice", {operand},
+                        {"begin=[0, 0]", "end=[1, 1]",
+                         "axes=" + IntList({int64_t(rank) - 2, int64_t(rank) - 1})})});
+    };
+    const std::string x_full = context.Bind(Call("add", {x, batch_zeros(y)}));
+    y = context.Bind(Call("add", {y, batch_zeros(x)}));
+    x = x_full;
+  }
+  std::string result;
+  if (rank == 2) {
+    result = Call("nn.matmul", {x, y});
+  } else {
+    auto merged = [&](std::string operand) {
+      for (size_t merge = 0; merge + 3 < rank; ++merge)
+        operand = Call("reshape", {operand}, {"newshape=[-3, -2]"});
+      return operand;
+    };
+    result = Call("nn.batch_matmul", {merged(x), merged(y)}, {"transpose_b=False"});
+    if (rank > 3) {
+      // Split the merged batch axis back: each unknown extent read from the
+      // (broadcast) operands' shapes.
+      ShapeEntries entries;
+      const std::string x_dims = context.Bind(Call("shape_of", {x}, {"dtype=\"int64\""}));
+      const std::string y_dims = context.Bind(Call("shape_of", {y}, {"dtype=\"int64\""}));
+      for (size_t axis = 0; axis < rank; ++axis) {
+        entries.known.push_back(shape[axis]);
+        entries.exprs.push_back(
+            shape[axis] >= 0
+                ? std::to_string(shape[axis]) + "i64"
+                : Call("take", {axis + 1 == rank ? y_dims : x_dims, std::to_string(axis)},
+                       {"axis=0"}));
+      }
+      const int64_t unknown = std::count(entries.known.begin(), entries.known.end(), -1);
+      result = unknown <= 1
+                   ? Call("reshape", {result}, {"newshape=" + IntList(entries.known)})
+                   : Call("reshape_like", {result, Filled(entries, "False", DType::kBool)});
+    }
+  }
+  std::vector<int64_t> squeezed;
+  if (a_vector) squeezed.push_back(-2);
+  if (b_vector) squeezed.push_back(-1);
+  if (!squeezed.empty()) {
+    result = Call("squeeze", {result}, {"axis=" + IntList(squeezed)});
+    if (b_vector) shape.pop_back();                               // the columns
+    if (a_vector) shape.erase(shape.end() - (b_vector ? 1 : 2));  // the rows
+  }
+  return {Shaped(result, shape)};
+}
+
 std::vector<OnnxValue> ConvertMatMul(ConvertContext& context) {
   const size_t a_rank = RankOf(context, 0), b_rank = RankOf(context, 1);
   if (a_rank == 2 && b_rank == 2) {
@@ -246,8 +342,7 @@ std::vector<OnnxValue> ConvertMatMul(ConvertContext& context) {
     out_shape.back() = (*b.shape)[1];
     return {Shaped(Call("nn.dense", {context.Tensor(0), weight}), out_shape)};
   }
-  Refuse("a product of ranks " + std::to_string(a_rank) + " and " + std::to_string(b_rank) +
-         " is not supported");
+  return NdMatMul(context);
 }
 
 // ---- convolution and pooling ----------------------------------------------------------------
