@@ -23,8 +23,8 @@ a weight to x's shape, fills x's shape with 2.5, and slices x along its
 first axis from an index given as an input; NumPy gives the outputs for
 two shapes of x. A seventh, opset18.onnx, uses what opset 18 changed (ONNX
 1.12, which writes it, cannot check it): ReduceMean with its axes as an
-input, ReduceMax with none and noop_with_empty_axes, Split by num_outputs
-and Pad with an axes input.
+input, ReduceMax with none and noop_with_empty_axes, Split by num_outputs,
+Pad with an axes input and Mish (new in 18).
 
     /usr/bin/python3 tests/tools/generate_onnx_fixtures.py
 """
@@ -207,13 +207,15 @@ def write_opset18_model(rng):
         [helper.make_node("ReduceMean", ["x", "one"], ["mean"], keepdims=1),
          helper.make_node("Split", ["mean"], ["low", "high"], axis=2, num_outputs=2),
          helper.make_node("ReduceMax", ["x"], ["same"], noop_with_empty_axes=1),
-         helper.make_node("Pad", ["x", "pads", "", "last"], ["padded"])],
+         helper.make_node("Pad", ["x", "pads", "", "last"], ["padded"]),
+         helper.make_node("Mish", ["x"], ["mish"])],
         "opset18",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
         [helper.make_tensor_value_info("low", TensorProto.FLOAT, [2, 1, 2]),
          helper.make_tensor_value_info("high", TensorProto.FLOAT, [2, 1, 2]),
          helper.make_tensor_value_info("same", TensorProto.FLOAT, [2, 3, 4]),
-         helper.make_tensor_value_info("padded", TensorProto.FLOAT, [2, 3, 7])],
+         helper.make_tensor_value_info("padded", TensorProto.FLOAT, [2, 3, 7]),
+         helper.make_tensor_value_info("mish", TensorProto.FLOAT, [2, 3, 4])],
         [int64("one", [1]), int64("pads", [1, 2]), int64("last", [-1])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     model.ir_version = 8
@@ -222,7 +224,8 @@ def write_opset18_model(rng):
     np.save(os.path.join(OUT, "opset18_x.npy"), x)
     mean = x.mean(axis=1, keepdims=True)
     np.savez(os.path.join(OUT, "opset18_expected.npz"), low=mean[:, :, :2], high=mean[:, :, 2:],
-             same=x, padded=np.pad(x, [(0, 0), (0, 0), (1, 2)]))
+             same=x, padded=np.pad(x, [(0, 0), (0, 0), (1, 2)]),
+             mish=(x * np.tanh(np.log1p(np.exp(x.astype(np.float64))))).astype(np.float32))
 
 
 if __name__ == "__main__":

@@ -153,8 +153,8 @@ TEST(ImportCommandTest, ShapesComputedAtRunTimeFollowTheInput) {
   }
 }
 
-// Opset 18's changed operators, rewritten in their opset-17 form for
-// ONNX 1.12's checker; NumPy's outputs.
+// Opset 18's changed operators (and Mish, new in it), rewritten in their
+// opset-17 form for ONNX 1.12's checker; NumPy's outputs.
 TEST(ImportCommandTest, Opset18ModelsRun) {
   ScratchDirectory scratch;
   const std::string outputs = scratch / "outputs.npz";
@@ -164,7 +164,7 @@ TEST(ImportCommandTest, Opset18ModelsRun) {
   std::map<std::string, Ref<Tensor>> got = ReadArrays(outputs);
   std::map<std::string, Ref<Tensor>> want =
       ReadArrays((kFixtures / "opset18_expected.npz").string());
-  for (const std::string name : {"low", "high", "same", "padded"}) {
+  for (const std::string name : {"low", "high", "same", "padded", "mish"}) {
     ASSERT_EQ(got.count(name), 1u) << name;
     ExpectClose(*got[name], *want[name]);
   }

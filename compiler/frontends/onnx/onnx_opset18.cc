@@ -35,19 +35,34 @@ class Rewriter {
     }
     for (const onnx::ValueInfoProto& info : graph.input()) NoteRank(info);
     for (const onnx::ValueInfoProto& info : graph.value_info()) NoteRank(info);
-    for (onnx::NodeProto& node : *graph.mutable_node()) {
+    // Nodes a rewrite adds, to go right after the node they follow.
+    std::map<int, std::vector<onnx::NodeProto>> following;
+    for (int index = 0; index < graph.node_size(); ++index) {
+      onnx::NodeProto& node = *graph.mutable_node(index);
       if (node.op_type() == "Constant" && node.output_size() == 1) {
         for (const onnx::AttributeProto& attribute : node.attribute()) {
           if (attribute.name() == "value" && attribute.has_t())
             constants_[node.output(0)] = &attribute.t();
         }
       }
-      if (node.domain().empty() || node.domain() == "ai.onnx") RewriteNode(node);
+      if (node.domain().empty() || node.domain() == "ai.onnx") {
+        std::vector<onnx::NodeProto> added = RewriteNode(node);
+        if (!added.empty()) following[index] = std::move(added);
+      }
       for (onnx::AttributeProto& attribute : *node.mutable_attribute()) {
         if (attribute.has_g()) RewriteGraph(*attribute.mutable_g());
         for (onnx::GraphProto& inner : *attribute.mutable_graphs()) RewriteGraph(inner);
       }
     }
+    if (following.empty()) return;
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+    for (int index = 0; index < graph.node_size(); ++index) {
+      *nodes.Add() = graph.node(index);
+      auto added = following.find(index);
+      if (added == following.end()) continue;
+      for (onnx::NodeProto& node : added->second) *nodes.Add() = std::move(node);
+    }
+    graph.mutable_node()->Swap(&nodes);
   }
 
  private:
@@ -106,8 +121,25 @@ class Rewriter {
     for (int64_t value : values) attribute->add_ints(value);
   }
 
-  void RewriteNode(onnx::NodeProto& node) {
+  // Rewrites `node` in place; returns the nodes to add after it.
+  std::vector<onnx::NodeProto> RewriteNode(onnx::NodeProto& node) {
     const std::string& op = node.op_type();
+    if (op == "Mish" && node.input_size() == 1 && node.output_size() == 1) {
+      // x * tanh(softplus(x)), as its function body writes it.
+      const std::string x = node.input(0), y = node.output(0);
+      const std::string softplus = y + "_mish_softplus", tanh = y + "_mish_tanh";
+      node.set_op_type("Softplus");
+      node.set_output(0, softplus);
+      onnx::NodeProto tanh_node, product;
+      tanh_node.set_op_type("Tanh");
+      tanh_node.add_input(softplus);
+      tanh_node.add_output(tanh);
+      product.set_op_type("Mul");
+      product.add_input(x);
+      product.add_input(tanh);
+      product.add_output(y);
+      return {tanh_node, product};
+    }
     if (kReductions.count(op)) {
       // Axes from the input to the attribute; no axes with
       // noop_with_empty_axes is the identity.
@@ -161,6 +193,7 @@ class Rewriter {
       RemoveAttribute(node, "antialias");
       RemoveAttribute(node, "keep_aspect_ratio_policy");
     }
+    return {};
   }
 
   const std::string origin_;

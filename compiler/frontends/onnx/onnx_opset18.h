@@ -2,7 +2,8 @@
 // default domain's operators only up to opset 17: the operators opset 18
 // changed are rewritten in their opset-17 form where the model allows it
 // (the axes of reductions and Pad as attributes or full pads, Split's
-// num_outputs as an equal split), and the model then imports as opset 17.
+// num_outputs as an equal split, Mish as its function body), and the model
+// then imports as opset 17.
 #pragma once
 
 #include <string>
