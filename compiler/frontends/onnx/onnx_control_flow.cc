@@ -256,6 +256,9 @@ std::vector<OnnxValue> ConvertLoop(ConvertContext& context) {
   };
   std::vector<OnnxValue> body_outputs;
   auto next = [&](const std::vector<std::string>& results) {
+    if (results.size() != 1 + carried.size() + stacked.size())
+      Refuse("its body has " + std::to_string(results.size()) + " outputs, not " +
+             std::to_string(1 + carried.size() + stacked.size()));
     // Without a condition input, the body's condition output is ignored.
     std::string next_condition = "True";
     if (has_condition) {
@@ -364,6 +367,9 @@ std::vector<OnnxValue> ConvertScan(ConvertContext& context) {
   };
   std::vector<OnnxValue> body_outputs;
   auto next = [&](const std::vector<std::string>& results) {
+    if (results.size() != carried.size() + stacked.size())
+      Refuse("its body has " + std::to_string(results.size()) + " outputs, not " +
+             std::to_string(carried.size() + stacked.size()));
     std::vector<std::string> arguments{Call("add", {step, "1i64"})};
     for (size_t index = 0; index < carried.size(); ++index) arguments.push_back(results[index]);
     for (size_t index = 0; index < stacked.size(); ++index)

@@ -169,11 +169,16 @@ class Importer {
       throw Unsupported{"its subgraph holds nodes that do not convert (listed)"};
     }
     std::vector<std::string> results;
-    for (const onnx::ValueInfoProto& output : graph.output()) {
-      results.push_back(Materialize(output.name(), "subgraph output"));
-      outputs.push_back(values_.at(output.name()));
+    try {
+      for (const onnx::ValueInfoProto& output : graph.output()) {
+        results.push_back(Materialize(output.name(), "subgraph output"));
+        outputs.push_back(values_.at(output.name()));
+      }
+      if (result) results = {result(results)};
+    } catch (...) {
+      leave();
+      throw;
     }
-    if (result) results = {result(results)};
     const std::string indent(2 * scopes_.size() - 2, ' ');
     std::string block = Block(scopes_.back(), results, indent);
     leave();
