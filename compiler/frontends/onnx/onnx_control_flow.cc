@@ -51,6 +51,7 @@ std::vector<OnnxValue> ConvertIf(ConvertContext& context) {
   }
   return results;
 }
+
 // A scalar of input `index` (a tensor of one element, as ONNX allows for
 // trip counts and conditions), bound once outside the loop.
 std::string ScalarInput(ConvertContext& context, size_t index) {
