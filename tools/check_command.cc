@@ -2,10 +2,10 @@
 // each of its globals, one per line ("@main: fn (...) -> ...").
 #include <ostream>
 
+#include "api/program.h"
 #include "compiler/frontend.h"
 #include "compiler/ir/type.h"
 #include "tools/command_line.h"
-#include "tools/program.h"
 #include "tools/subcommands.h"
 
 namespace relay::tools {
@@ -17,7 +17,7 @@ int RunCheckCommand(std::span<const std::string_view> arguments, std::ostream& o
     return kExitUsage;
   }
   std::string path(arguments[0]);
-  Diagnostics diagnostics(path, ReadProgramSource(path).text);
+  Diagnostics diagnostics(path, api::ReadProgramSource(path).text);
   ir::Module module = compiler::ParseAndCheck(diagnostics);
   if (diagnostics.has_errors()) {
     err << diagnostics.FormatAll();

@@ -6,11 +6,11 @@
 #include <ostream>
 #include <string>
 
+#include "api/program.h"
 #include "relay/devices.h"
 #include "relay/error.h"
 #include "relay/npy.h"
 #include "tools/command_line.h"
-#include "tools/program.h"
 #include "tools/subcommands.h"
 #include "vm/bytecode/executable_file.h"
 
@@ -54,13 +54,13 @@ int RunCompileCommand(std::span<const std::string_view> arguments, std::ostream&
   if (input.ends_with(".rbc")) {
     UsageError("expected a .relay or .onnx file to compile, got '" + input + "'");
   }
-  BoundParams bound;
+  api::BoundParams bound;
   if (!params.empty()) {
     for (NamedTensor& array : ReadNpz(params, HostDevice()))
       bound.values[array.name] = std::move(array.tensor);
     bound.origin = params;
   }
-  std::optional<Program> program = CompileProgram(input, bound, err);
+  std::optional<api::Program> program = api::CompileProgram(input, bound, err);
   if (!program) return kExitFailure;
   // What is saved must load: verify before writing anything.
   vm::Verify(*program->executable);

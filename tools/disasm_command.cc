@@ -2,8 +2,8 @@
 // function's registers and instructions with their source lines.
 #include <ostream>
 
+#include "api/program.h"
 #include "tools/command_line.h"
-#include "tools/program.h"
 #include "tools/subcommands.h"
 
 namespace relay::tools {
@@ -14,7 +14,7 @@ int RunDisasmCommand(std::span<const std::string_view> arguments, std::ostream& 
     err << "relay-vm disasm: expected one file, e.g. 'relay-vm disasm model.relay'\n";
     return kExitUsage;
   }
-  std::optional<Program> program = LoadProgram(std::string(arguments[0]), err);
+  std::optional<api::Program> program = api::LoadProgram(std::string(arguments[0]), err);
   if (!program) return kExitFailure;
   out << vm::Disassemble(*program->executable);
   return kExitSuccess;

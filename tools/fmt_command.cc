@@ -5,12 +5,12 @@
 // constants, ...), to see what they did.
 #include <ostream>
 
+#include "api/program.h"
 #include "compiler/frontend.h"
 #include "compiler/parser/parser.h"
 #include "compiler/parser/printer.h"
 #include "compiler/passes/pipeline.h"
 #include "tools/command_line.h"
-#include "tools/program.h"
 #include "tools/subcommands.h"
 
 namespace relay::tools {
@@ -24,7 +24,7 @@ int RunFmtCommand(std::span<const std::string_view> arguments, std::ostream& out
     return kExitUsage;
   }
   std::string path(arguments[0]);
-  Diagnostics diagnostics(path, ReadProgramSource(path).text);
+  Diagnostics diagnostics(path, api::ReadProgramSource(path).text);
   ir::Module module = optimized ? compiler::ParseAndCheck(diagnostics)
                                 : parser::ParseModule(diagnostics, &compiler::Prelude());
   if (diagnostics.has_errors()) {

@@ -19,13 +19,13 @@
 #include <string>
 #include <vector>
 
+#include "api/program.h"
 #include "relay/devices.h"
 #include "relay/error.h"
 #include "relay/float16.h"
 #include "relay/npy.h"
 #include "relay/tensor.h"
 #include "tools/command_line.h"
-#include "tools/program.h"
 #include "tools/subcommands.h"
 #include "vm/interpreter/virtual_machine.h"
 
@@ -334,7 +334,7 @@ void WriteOutput(const std::string& path, const Value& result,
 int RunRunCommand(std::span<const std::string_view> arguments, std::ostream& out,
                   std::ostream& err) {
   RunOptions options = ParseOptions(arguments);
-  std::optional<Program> program = LoadProgram(options.path, err);
+  std::optional<api::Program> program = api::LoadProgram(options.path, err);
   if (!program) return kExitFailure;
   const int32_t entry = program->executable->FindFunction(options.entry);
   if (entry < 0 || program->executable->functions[entry].captured_count != 0) {

@@ -13,7 +13,7 @@
 #include "relay/tensor.h"
 #include "vm/bytecode/bytecode.h"
 
-namespace relay::tools {
+namespace relay::api {
 
 struct Program {
   std::shared_ptr<const vm::Executable> executable;
@@ -52,4 +52,4 @@ struct BoundParams {
 std::optional<Program> CompileProgram(const std::string& path, const BoundParams& params,
                                       std::ostream& err);
 
-}  // namespace relay::tools
+}  // namespace relay::api

@@ -4,11 +4,11 @@
 #include <memory>
 #include <string>
 
-namespace relay::tools {
+namespace relay::api {
 
 // The whole contents of `path` ("-" reads standard input). Throws
 // relay::Error (kLoad) naming the file when it cannot be read, and for text
 // containing NUL bytes, which no Relay program has.
 std::shared_ptr<const std::string> ReadSourceFile(const std::string& path);
 
-}  // namespace relay::tools
+}  // namespace relay::api

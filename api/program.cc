@@ -1,17 +1,17 @@
-#include "tools/program.h"
+#include "api/program.h"
 
 #include <ostream>
 
+#include "api/source_file.h"
 #include "compiler/codegen/bytecode_compiler.h"
 #include "compiler/diagnostics.h"
 #include "compiler/frontend.h"
 #include "compiler/frontends/onnx/onnx_import.h"
 #include "compiler/passes/bind_params.h"
 #include "relay/error.h"
-#include "tools/source_file.h"
 #include "vm/bytecode/executable_file.h"
 
-namespace relay::tools {
+namespace relay::api {
 
 ProgramSource ReadProgramSource(const std::string& path) {
   if (!path.ends_with(".onnx")) return ProgramSource{ReadSourceFile(path), {}, {}, {}};
@@ -53,4 +53,4 @@ std::optional<Program> LoadProgram(const std::string& path, std::ostream& err) {
   return CompileProgram(path, BoundParams{}, err);
 }
 
-}  // namespace relay::tools
+}  // namespace relay::api

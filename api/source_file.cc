@@ -1,4 +1,4 @@
-#include "tools/source_file.h"
+#include "api/source_file.h"
 
 #include <cerrno>
 #include <cstring>
@@ -9,7 +9,7 @@
 
 #include "relay/error.h"
 
-namespace relay::tools {
+namespace relay::api {
 
 std::shared_ptr<const std::string> ReadSourceFile(const std::string& path) {
   std::string text;
@@ -33,4 +33,4 @@ std::shared_ptr<const std::string> ReadSourceFile(const std::string& path) {
   return std::make_shared<const std::string>(std::move(text));
 }
 
-}  // namespace relay::tools
+}  // namespace relay::api
