@@ -1,5 +1,7 @@
 #include "api/program.h"
 
+#include <algorithm>
+#include <memory>
 #include <ostream>
 
 #include "api/source_file.h"
@@ -25,17 +27,31 @@ ProgramSource ReadProgramSource(const std::string& path) {
   return source;
 }
 
-std::optional<Program> CompileProgram(const std::string& path, const BoundParams& params,
-                                      std::ostream& err) {
+namespace {
+
+// Compiles `path` with `params` bound; a program with errors leaves them
+// in `diagnostics` and gives nullopt.
+std::optional<Program> Compile(const std::string& path, const BoundParams& params,
+                               std::unique_ptr<Diagnostics>& diagnostics) {
   ProgramSource source = ReadProgramSource(path);
-  Diagnostics diagnostics(path, source.text);
-  ir::Module module = compiler::ParseAndCheck(diagnostics);
-  if (diagnostics.has_errors()) {
-    err << diagnostics.FormatAll();
-    return std::nullopt;
-  }
+  diagnostics = std::make_unique<Diagnostics>(path, source.text);
+  ir::Module module = compiler::ParseAndCheck(*diagnostics);
+  if (diagnostics->has_errors()) return std::nullopt;
   std::map<std::string, Ref<Tensor>> bound = std::move(source.weights);
-  for (const auto& [name, tensor] : params.values) bound[name] = tensor;
+  // Params must each name a parameter of @main: a misspelt name is an
+  // error, not a weight silently left out.
+  const ir::GlobalFunction* main = module.FindFunction("main");
+  for (const auto& [name, tensor] : params.values) {
+    const bool known = main != nullptr &&
+                       std::any_of(main->function->params.begin(), main->function->params.end(),
+                                   [&](const ir::Var& param) { return param->name_hint == name; });
+    if (!known) {
+      throw Error(ErrorKind::kUsage,
+                  (params.origin.empty() ? std::string("params") : params.origin) + ": '" + name +
+                      "' names no parameter of @main");
+    }
+    bound[name] = tensor;
+  }
   if (!bound.empty()) {
     module = passes::BindParams(module, "main", bound,
                                 params.origin.empty() ? path + "'s weights" : params.origin);
@@ -44,6 +60,31 @@ std::optional<Program> CompileProgram(const std::string& path, const BoundParams
       codegen::CompileToBytecode(module, &compiler::Prelude()));
   return Program{std::move(executable), std::move(source.input_aliases),
                  std::move(source.output_names)};
+}
+
+}  // namespace
+
+std::optional<Program> CompileProgram(const std::string& path, const BoundParams& params,
+                                      std::ostream& err) {
+  std::unique_ptr<Diagnostics> diagnostics;
+  std::optional<Program> program = Compile(path, params, diagnostics);
+  if (!program) err << diagnostics->FormatAll();
+  return program;
+}
+
+Program BuildProgram(const std::string& path, const BoundParams& params) {
+  if (path.size() > 4 && path.ends_with(".rbc")) {
+    if (!params.values.empty())
+      throw Error(ErrorKind::kUsage, path + ": a saved executable takes no params");
+    return Program{std::make_shared<const vm::Executable>(vm::ReadExecutableFile(path)), {}, {}};
+  }
+  std::unique_ptr<Diagnostics> diagnostics;
+  std::optional<Program> program = Compile(path, params, diagnostics);
+  if (!program) {
+    const Error& first = diagnostics->errors().front();
+    throw Error(first.kind(), diagnostics->FormatAll());
+  }
+  return std::move(*program);
 }
 
 std::optional<Program> LoadProgram(const std::string& path, std::ostream& err) {

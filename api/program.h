@@ -52,4 +52,10 @@ struct BoundParams {
 std::optional<Program> CompileProgram(const std::string& path, const BoundParams& params,
                                       std::ostream& err);
 
+// As CompileProgram (or LoadProgram for an .rbc, which takes no params),
+// for callers without a diagnostics stream: a program that does not compile
+// throws the first diagnostic's kind, with every diagnostic formatted (source
+// line and caret) in the message.
+Program BuildProgram(const std::string& path, const BoundParams& params);
+
 }  // namespace relay::api

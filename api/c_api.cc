@@ -1,0 +1,370 @@
+// The C API (include/relay/relay_vm.h): each function catches what the C++
+// API (relay/runtime.h) throws and turns it into a status code and the
+// thread's last error message.
+#include "relay/relay_vm.h"
+
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "relay/devices.h"
+#include "relay/dlpack.h"
+#include "relay/error.h"
+#include "relay/runtime.h"
+#include "relay/version.h"
+
+struct relay_executable {
+  explicit relay_executable(relay::Executable loaded)
+      : executable(std::move(loaded)), functions(executable.functions()) {}
+  relay::Executable executable;
+  std::vector<relay::FunctionInfo> functions;  // what inspection hands out points into these
+
+  const relay::FunctionInfo& Function(const char* name_or_null) const {
+    const std::string_view name = name_or_null == nullptr ? "main" : name_or_null;
+    for (const relay::FunctionInfo& function : functions) {
+      if (function.name == name || "@" + function.name == name) return function;
+    }
+    throw relay::Error(relay::ErrorKind::kUsage,
+                       "the program has no function @" + std::string(name));
+  }
+};
+
+struct relay_vm {
+  relay_vm(const relay_executable& program, std::string_view device)
+      : executable(&program), machine(program.executable, device) {}
+  const relay_executable* executable;
+  relay::VirtualMachine machine;
+};
+
+struct relay_value {
+  relay::Value value;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+relay_status StatusOf(relay::ErrorKind kind) {
+  switch (kind) {
+    case relay::ErrorKind::kUsage:
+      return RELAY_ERROR_USAGE;
+    case relay::ErrorKind::kParse:
+      return RELAY_ERROR_PARSE;
+    case relay::ErrorKind::kType:
+      return RELAY_ERROR_TYPE;
+    case relay::ErrorKind::kCompile:
+      return RELAY_ERROR_COMPILE;
+    case relay::ErrorKind::kLoad:
+      return RELAY_ERROR_LOAD;
+    case relay::ErrorKind::kRuntime:
+      return RELAY_ERROR_RUNTIME;
+    case relay::ErrorKind::kDevice:
+      return RELAY_ERROR_DEVICE;
+    case relay::ErrorKind::kInternal:
+      return RELAY_ERROR_INTERNAL;
+  }
+  return RELAY_ERROR_INTERNAL;
+}
+
+// Runs `body`, turning what it throws into a status and the last error.
+template <typename Body>
+int Guard(Body&& body) {
+  try {
+    body();
+    return RELAY_OK;
+  } catch (const relay::Error& error) {
+    last_error = error.what();
+    return StatusOf(error.kind());
+  } catch (const std::bad_alloc&) {
+    last_error = "out of memory";
+    return RELAY_ERROR_DEVICE;
+  } catch (const std::exception& error) {
+    last_error = std::string("internal error: ") + error.what();
+    return RELAY_ERROR_INTERNAL;
+  } catch (...) {
+    last_error = "internal error: an unknown exception";
+    return RELAY_ERROR_INTERNAL;
+  }
+}
+
+template <typename T>
+void Require(const T* pointer, const char* what) {
+  if (pointer == nullptr)
+    throw relay::Error(relay::ErrorKind::kUsage, std::string(what) + " must not be null");
+}
+
+// A host copy of `tensor` (CPU, compact): the caller's memory is not kept.
+relay::Ref<relay::Tensor> CopyOf(const DLTensor& tensor) {
+  if (tensor.device.device_type != kDLCPU)
+    throw relay::Error(relay::ErrorKind::kUsage, "the tensor is not on the CPU");
+  const std::optional<relay::DType> dtype = relay::FromDLDataType(tensor.dtype);
+  if (!dtype) throw relay::Error(relay::ErrorKind::kUsage, "the tensor's dtype is not supported");
+  if (tensor.ndim < 0 || (tensor.ndim > 0 && tensor.shape == nullptr))
+    throw relay::Error(relay::ErrorKind::kUsage, "the tensor's shape is missing");
+  relay::Shape shape(tensor.shape, tensor.shape + tensor.ndim);
+  relay::Ref<relay::Tensor> copy = relay::Tensor::Empty(relay::HostDevice(), shape, *dtype);
+  if (tensor.strides != nullptr) {
+    int64_t expected = 1;
+    for (int32_t axis = tensor.ndim - 1; axis >= 0; --axis) {
+      if (shape[size_t(axis)] != 1 && tensor.strides[axis] != expected)
+        throw relay::Error(relay::ErrorKind::kUsage, "the tensor is not compact (row-major)");
+      expected *= shape[size_t(axis)];
+    }
+  }
+  if (copy->byte_size() > 0) {
+    if (tensor.data == nullptr)
+      throw relay::Error(relay::ErrorKind::kUsage, "the tensor has no data");
+    std::memcpy(copy->host_data(), static_cast<const char*>(tensor.data) + tensor.byte_offset,
+                copy->byte_size());
+  }
+  return copy;
+}
+
+// A 0-d tensor of `dtype` holding `value`.
+relay::Ref<relay::Tensor> Scalar(relay::DType dtype, double value) {
+  relay::Ref<relay::Tensor> scalar = relay::Tensor::Empty(relay::HostDevice(), {}, dtype);
+  switch (dtype) {
+    case relay::DType::kFloat32:
+      scalar->data<float>()[0] = float(value);
+      break;
+    case relay::DType::kFloat64:
+      scalar->data<double>()[0] = value;
+      break;
+    case relay::DType::kInt32:
+      scalar->data<int32_t>()[0] = int32_t(value);
+      break;
+    case relay::DType::kInt64:
+      scalar->data<int64_t>()[0] = int64_t(value);
+      break;
+    case relay::DType::kBool:
+      scalar->data<bool>()[0] = value != 0;
+      break;
+    default:
+      throw relay::Error(
+          relay::ErrorKind::kUsage,
+          "a scalar of " + std::string(relay::DTypeName(dtype)) + " cannot be set from a number");
+  }
+  return scalar;
+}
+
+const std::vector<relay::Value>& FieldsOf(const relay_value* value, relay::ObjectKind kind,
+                                          const char* what) {
+  Require(value, "value");
+  if (!value->value || value->value->kind() != kind)
+    throw relay::Error(relay::ErrorKind::kUsage, std::string("the value is not ") + what);
+  return kind == relay::ObjectKind::kTuple
+             ? static_cast<const relay::Tuple&>(*value->value).fields()
+             : static_cast<const relay::Constructed&>(*value->value).fields();
+}
+
+void Field(const std::vector<relay::Value>& fields, size_t index, relay_value** out) {
+  Require(out, "out");
+  if (index >= fields.size()) {
+    throw relay::Error(relay::ErrorKind::kUsage,
+                       "field " + std::to_string(index) + " of " + std::to_string(fields.size()));
+  }
+  *out = new relay_value{fields[index]};
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* relay_last_error(void) {
+  return last_error.c_str();
+}
+
+const char* relay_version(void) {
+  return RELAY_VERSION_STRING;
+}
+
+int relay_executable_load(const char* path, const char* params_npz_or_null,
+                          relay_executable** out) {
+  return Guard([&] {
+    Require(path, "path");
+    Require(out, "out");
+    *out = nullptr;
+    relay::LoadOptions options;
+    if (params_npz_or_null != nullptr) options.params_path = params_npz_or_null;
+    *out = new relay_executable(relay::Executable::Load(path, options));
+  });
+}
+
+void relay_executable_free(relay_executable* exe) {
+  delete exe;
+}
+
+int relay_executable_function_count(const relay_executable* exe, size_t* count) {
+  return Guard([&] {
+    Require(exe, "exe");
+    Require(count, "count");
+    *count = exe->functions.size();
+  });
+}
+
+int relay_executable_function_name(const relay_executable* exe, size_t index, const char** name) {
+  return Guard([&] {
+    Require(exe, "exe");
+    Require(name, "name");
+    if (index >= exe->functions.size())
+      throw relay::Error(relay::ErrorKind::kUsage, "function " + std::to_string(index) + " of " +
+                                                       std::to_string(exe->functions.size()));
+    *name = exe->functions[index].name.c_str();
+  });
+}
+
+int relay_executable_parameter_count(const relay_executable* exe, const char* function_or_null,
+                                     size_t* count) {
+  return Guard([&] {
+    Require(exe, "exe");
+    Require(count, "count");
+    *count = exe->Function(function_or_null).parameters.size();
+  });
+}
+
+int relay_executable_parameter(const relay_executable* exe, const char* function_or_null,
+                               size_t index, relay_parameter* out) {
+  return Guard([&] {
+    Require(exe, "exe");
+    Require(out, "out");
+    const relay::FunctionInfo& function = exe->Function(function_or_null);
+    if (index >= function.parameters.size()) {
+      throw relay::Error(relay::ErrorKind::kUsage, "parameter " + std::to_string(index) + " of @" +
+                                                       function.name + "'s " +
+                                                       std::to_string(function.parameters.size()));
+    }
+    const relay::ParameterInfo& parameter = function.parameters[index];
+    out->name = parameter.name.c_str();
+    out->is_tensor = parameter.is_tensor ? 1 : 0;
+    out->dtype = relay::ToDLDataType(parameter.dtype);
+    out->ndim = int32_t(parameter.shape.size());
+    out->shape = parameter.shape.data();
+    out->type = parameter.type.c_str();
+  });
+}
+
+int relay_vm_create(const relay_executable* exe, const char* device_or_null, relay_vm** out) {
+  return Guard([&] {
+    Require(exe, "exe");
+    Require(out, "out");
+    *out = nullptr;
+    *out = new relay_vm(*exe, device_or_null == nullptr ? "cpu" : device_or_null);
+  });
+}
+
+void relay_vm_free(relay_vm* vm) {
+  delete vm;
+}
+
+int relay_vm_set_input(relay_vm* vm, const char* name, const DLTensor* tensor) {
+  return Guard([&] {
+    Require(vm, "vm");
+    Require(name, "name");
+    Require(tensor, "tensor");
+    vm->machine.SetInput(name, CopyOf(*tensor));
+  });
+}
+
+int relay_vm_set_input_scalar(relay_vm* vm, const char* name, double value) {
+  return Guard([&] {
+    Require(vm, "vm");
+    Require(name, "name");
+    std::string parameter = name;
+    const auto& aliases = vm->executable->executable.onnx_input_names();
+    for (const auto& [relay_name, onnx_name] : aliases) {
+      if (onnx_name == parameter) parameter = relay_name;
+    }
+    // The parameter's dtype: @main's parameter of the name, else the first
+    // function's that has one (as relay_vm_set_input).
+    const relay::ParameterInfo* found = nullptr;
+    for (const relay::FunctionInfo& function : vm->executable->functions) {
+      for (const relay::ParameterInfo& info : function.parameters) {
+        if (info.name == parameter && (found == nullptr || function.name == "main")) found = &info;
+      }
+    }
+    if (found == nullptr)
+      throw relay::Error(relay::ErrorKind::kUsage,
+                         "no function has an input '" + std::string(name) + "'");
+    if (!found->is_tensor || !found->shape.empty())
+      throw relay::Error(relay::ErrorKind::kUsage, "input '" + std::string(name) + "' is a " +
+                                                       found->type + ", not a scalar");
+    vm->machine.SetInput(name, Scalar(found->dtype, value));
+  });
+}
+
+int relay_vm_invoke(relay_vm* vm, const char* function_or_null, relay_value** result) {
+  return Guard([&] {
+    Require(vm, "vm");
+    Require(result, "result");
+    *result = nullptr;
+    *result = new relay_value{
+        vm->machine.Invoke(function_or_null == nullptr ? "main" : function_or_null)};
+  });
+}
+
+int relay_value_kind_of(const relay_value* value, relay_value_kind* kind) {
+  return Guard([&] {
+    Require(value, "value");
+    Require(kind, "kind");
+    switch (value->value->kind()) {
+      case relay::ObjectKind::kTensor:
+        *kind = RELAY_VALUE_TENSOR;
+        return;
+      case relay::ObjectKind::kTuple:
+        *kind = RELAY_VALUE_TUPLE;
+        return;
+      case relay::ObjectKind::kConstructed:
+        *kind = RELAY_VALUE_CONSTRUCTED;
+        return;
+      case relay::ObjectKind::kClosure:
+        *kind = RELAY_VALUE_CLOSURE;
+        return;
+      case relay::ObjectKind::kReference:
+        *kind = RELAY_VALUE_REFERENCE;
+        return;
+      default:
+        throw relay::Error(relay::ErrorKind::kInternal, "a value of an unknown kind");
+    }
+  });
+}
+
+int relay_value_tuple_size(const relay_value* value, size_t* size) {
+  return Guard([&] {
+    Require(size, "size");
+    *size = FieldsOf(value, relay::ObjectKind::kTuple, "a tuple").size();
+  });
+}
+
+int relay_value_tuple_get(const relay_value* value, size_t index, relay_value** out) {
+  return Guard([&] { Field(FieldsOf(value, relay::ObjectKind::kTuple, "a tuple"), index, out); });
+}
+
+int relay_value_field_count(const relay_value* value, size_t* count) {
+  return Guard([&] {
+    Require(count, "count");
+    *count = FieldsOf(value, relay::ObjectKind::kConstructed, "a constructed value").size();
+  });
+}
+
+int relay_value_field_get(const relay_value* value, size_t index, relay_value** out) {
+  return Guard([&] {
+    Field(FieldsOf(value, relay::ObjectKind::kConstructed, "a constructed value"), index, out);
+  });
+}
+
+int relay_value_to_dlpack(const relay_value* value, DLManagedTensor** out) {
+  return Guard([&] {
+    Require(value, "value");
+    Require(out, "out");
+    if (!value->value || value->value->kind() != relay::ObjectKind::kTensor)
+      throw relay::Error(relay::ErrorKind::kUsage, "the value is not a tensor");
+    *out = relay::ToDLPack(relay::Ref<relay::Tensor>(
+        static_cast<relay::Tensor*>(const_cast<relay::Object*>(value->value.get()))));
+  });
+}
+
+void relay_value_free(relay_value* value) {
+  delete value;
+}
+
+}  // extern "C"

@@ -1,0 +1,206 @@
+// The C++ embedding API (include/relay/runtime.h) over the compiler's
+// program loading (api/program.h) and the bytecode VM.
+#include "relay/runtime.h"
+
+#include <algorithm>
+
+#include "api/program.h"
+#include "relay/devices.h"
+#include "relay/error.h"
+#include "relay/npy.h"
+#include "vm/interpreter/virtual_machine.h"
+
+namespace relay {
+
+class Executable::Impl {
+ public:
+  explicit Impl(api::Program program) : program_(std::move(program)) {
+    for (const auto& [onnx_name, parameter] : program_.input_aliases)
+      onnx_input_names_[parameter] = onnx_name;
+  }
+  const vm::Executable& executable() const { return *program_.executable; }
+  const std::shared_ptr<const vm::Executable>& shared() const { return program_.executable; }
+  const api::Program& program() const { return program_; }
+  const std::map<std::string, std::string>& onnx_input_names() const { return onnx_input_names_; }
+
+  // The entry function `name` ("main" or "@main"), or kUsage.
+  const vm::Function& Entry(std::string_view name) const {
+    const int32_t index = program_.executable->FindFunction(name);
+    if (index < 0 || !IsEntry(program_.executable->functions[size_t(index)])) {
+      throw Error(ErrorKind::kUsage,
+                  "the program has no function @" +
+                      std::string(name.starts_with("@") ? name.substr(1) : name));
+    }
+    return program_.executable->functions[size_t(index)];
+  }
+  // Globals, not the closures and loops lifted out of them.
+  static bool IsEntry(const vm::Function& function) {
+    return function.name.find('.') == std::string::npos;
+  }
+
+ private:
+  api::Program program_;
+  std::map<std::string, std::string> onnx_input_names_;
+};
+
+namespace {
+
+FunctionInfo Describe(const vm::Function& function) {
+  FunctionInfo info;
+  info.name = function.name.starts_with("@") ? function.name.substr(1) : function.name;
+  for (const vm::ParamInfo& param : function.params) {
+    info.parameters.push_back(
+        ParameterInfo{param.name, param.is_tensor, param.dtype, param.shape, param.type_text});
+  }
+  return info;
+}
+
+// `value` given for `param` must have its type (any extent for a `?`).
+void CheckArgument(const vm::ParamInfo& param, const Value& value) {
+  if (!value) throw Error(ErrorKind::kUsage, "input '" + param.name + "' is null");
+  if (!param.is_tensor) return;  // tuples and ADT values: the program's own checks
+  if (value->kind() != ObjectKind::kTensor) {
+    throw Error(ErrorKind::kUsage,
+                "input '" + param.name + "' must be a tensor of type " + param.type_text);
+  }
+  const auto& tensor = static_cast<const Tensor&>(*value);
+  bool fits = tensor.dtype() == param.dtype && tensor.shape().size() == param.shape.size();
+  for (size_t axis = 0; fits && axis < param.shape.size(); ++axis)
+    fits = param.shape[axis] < 0 || param.shape[axis] == tensor.shape()[axis];
+  if (!fits) {
+    throw Error(ErrorKind::kUsage, "input '" + param.name + "' is a " +
+                                       std::string(DTypeName(tensor.dtype())) +
+                                       " tensor of shape " + ShapeToString(tensor.shape()) +
+                                       ", but the parameter's type is " + param.type_text);
+  }
+  if (tensor.device_id().kind != DeviceKind::kCPU) {
+    throw Error(ErrorKind::kUsage, "input '" + param.name + "' is not on the host");
+  }
+}
+
+}  // namespace
+
+Executable Executable::Load(const std::string& path, const LoadOptions& options) {
+  api::BoundParams params;
+  if (!options.params_path.empty()) {
+    for (NamedTensor& array : ReadNpz(options.params_path, HostDevice()))
+      params.values[array.name] = std::move(array.tensor);
+    params.origin = options.params_path;
+  }
+  return Executable(std::make_shared<const Impl>(api::BuildProgram(path, params)));
+}
+
+std::vector<FunctionInfo> Executable::functions() const {
+  std::vector<FunctionInfo> infos;
+  for (const vm::Function& function : impl_->executable().functions) {
+    if (Impl::IsEntry(function)) infos.push_back(Describe(function));
+  }
+  return infos;
+}
+
+FunctionInfo Executable::function(std::string_view name) const {
+  return Describe(impl_->Entry(name));
+}
+
+std::vector<std::string> Executable::onnx_output_names() const {
+  return impl_->program().output_names;
+}
+
+const std::map<std::string, std::string>& Executable::onnx_input_names() const {
+  return impl_->onnx_input_names();
+}
+
+class VirtualMachine::Impl {
+ public:
+  explicit Impl(const Executable& executable)
+      : executable_(executable), machine_(executable.impl().shared()) {}
+
+  const Executable executable_;  // keeps the program alive
+  vm::VirtualMachine machine_;
+  std::map<std::string, Value> inputs_;  // @main's, by parameter name
+};
+
+VirtualMachine::VirtualMachine(const Executable& executable, std::string_view device) {
+  if (device != "cpu") {
+    throw Error(ErrorKind::kDevice, "device '" + std::string(device) +
+                                        "': the VM runs programs on the cpu only so far");
+  }
+  impl_ = std::make_unique<Impl>(executable);
+}
+
+VirtualMachine::~VirtualMachine() = default;
+VirtualMachine::VirtualMachine(VirtualMachine&&) noexcept = default;
+VirtualMachine& VirtualMachine::operator=(VirtualMachine&&) noexcept = default;
+
+void VirtualMachine::SetInput(std::string_view name, Ref<Tensor> tensor) {
+  const Executable::Impl& program = impl_->executable_.impl();
+  std::string parameter(name);
+  auto alias = program.program().input_aliases.find(parameter);
+  if (alias != program.program().input_aliases.end()) parameter = alias->second;
+  // @main's parameter of the name, else the first function's that has one.
+  const vm::ParamInfo* found = nullptr;
+  const int32_t main = program.executable().FindFunction("main");
+  for (const vm::Function& function : program.executable().functions) {
+    if (!Executable::Impl::IsEntry(function)) continue;
+    for (const vm::ParamInfo& param : function.params) {
+      if (param.name != parameter) continue;
+      const bool is_main = &function == &program.executable().functions[size_t(std::max(main, 0))];
+      if (found == nullptr || (is_main && main >= 0)) found = &param;
+    }
+  }
+  if (found == nullptr) {
+    throw Error(ErrorKind::kUsage, "no function has an input '" + std::string(name) + "'");
+  }
+  CheckArgument(*found, tensor);
+  impl_->inputs_[parameter] = std::move(tensor);
+}
+
+void VirtualMachine::ClearInputs() {
+  impl_->inputs_.clear();
+}
+
+Value VirtualMachine::Invoke(std::string_view name) {
+  const vm::Function& entry = impl_->executable_.impl().Entry(name);
+  std::map<std::string, Value> arguments;
+  for (const vm::ParamInfo& param : entry.params) {
+    auto found = impl_->inputs_.find(param.name);
+    if (found != impl_->inputs_.end()) arguments.insert(*found);
+  }
+  return Invoke(name, arguments);
+}
+
+Value VirtualMachine::Invoke(std::string_view name, std::span<const Value> arguments) {
+  const vm::Function& entry = impl_->executable_.impl().Entry(name);
+  if (arguments.size() != entry.params.size()) {
+    throw Error(ErrorKind::kUsage, "@" +
+                                       std::string(name.starts_with("@") ? name.substr(1) : name) +
+                                       " takes " + std::to_string(entry.params.size()) +
+                                       " arguments, got " + std::to_string(arguments.size()));
+  }
+  for (size_t index = 0; index < arguments.size(); ++index)
+    CheckArgument(entry.params[index], arguments[index]);
+  return impl_->machine_.Invoke(name, arguments);
+}
+
+Value VirtualMachine::Invoke(std::string_view name, const std::map<std::string, Value>& arguments) {
+  const vm::Function& entry = impl_->executable_.impl().Entry(name);
+  for (const auto& [given, value] : arguments) {
+    if (std::none_of(entry.params.begin(), entry.params.end(),
+                     [&](const vm::ParamInfo& param) { return param.name == given; })) {
+      throw Error(ErrorKind::kUsage,
+                  "@" + Describe(entry).name + " has no parameter '" + given + "'");
+    }
+  }
+  std::vector<Value> ordered;
+  for (const vm::ParamInfo& param : entry.params) {
+    auto found = arguments.find(param.name);
+    if (found == arguments.end()) {
+      throw Error(ErrorKind::kUsage, "missing input '" + param.name + "' of type " +
+                                         param.type_text + " for @" + Describe(entry).name);
+    }
+    ordered.push_back(found->second);
+  }
+  return Invoke(name, ordered);
+}
+
+}  // namespace relay
