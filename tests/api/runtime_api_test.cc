@@ -265,6 +265,11 @@ TEST(RuntimeApiThreads, SixteenVmsShareOneExecutable) {
   }
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(failures.load(), 0);
+  // The pool's memory stays bounded: at most a few MiB were ever in use at
+  // once for 16 VMs of batches of 8 rows, however many invocations ran.
+  const MemoryStatistics statistics = HostDevice().memory_statistics();
+  EXPECT_LT(statistics.peak_bytes_in_use, size_t{16} << 20);
+  EXPECT_LT(statistics.bytes_in_use + statistics.bytes_cached, size_t{16} << 20);
 }
 
 }  // namespace
