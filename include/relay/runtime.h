@@ -75,10 +75,11 @@ class Executable {
   const std::map<std::string, std::string>& onnx_input_names() const;
 
   class Impl;
-  const Impl& impl() const { return *impl_; }
 
  private:
+  friend class VirtualMachine;
   explicit Executable(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+  const Impl& impl() const { return *impl_; }
   std::shared_ptr<const Impl> impl_;
 };
 
