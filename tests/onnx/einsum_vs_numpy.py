@@ -8,17 +8,12 @@ and `?` dimensions, run by `relay-vm run MODEL.onnx` against numpy.einsum.
 
 Needs python3-numpy and python3-onnx.
 """
-import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
-import onnx
-import onnx.helper as h
-from onnx import TensorProto
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from single_node import DEFAULT_BINARY, check_node
 
 # equation, operand shapes
 CASES = [
@@ -46,40 +41,17 @@ CASES = [
 
 
 def main():
-    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "release", "relay-vm")
+    binary = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_BINARY
     rng = np.random.default_rng(7)
     folder = tempfile.mkdtemp(prefix="relay-einsum-")
     bad = 0
     for equation, shapes in CASES:
         for dynamic in (False, True):
             arrays = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
-            expected = np.einsum(equation, *arrays)
             names = [f"x{index}" for index in range(len(shapes))]
-            inputs = [h.make_tensor_value_info(
-                name, TensorProto.FLOAT,
-                [f"{name}_{axis}" if dynamic else dim for axis, dim in enumerate(shape)])
-                for name, shape in zip(names, shapes)]
-            graph = h.make_graph(
-                [h.make_node("Einsum", names, ["y"], equation=equation)], "einsum", inputs,
-                [h.make_tensor_value_info("y", TensorProto.FLOAT, [None] * expected.ndim)])
-            path = os.path.join(folder, "einsum.onnx")
-            onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 13)]), path)
-            command = [binary, "run", path, "--output", os.path.join(folder, "y.npy")]
-            for name, array in zip(names, arrays):
-                np.save(os.path.join(folder, name + ".npy"), array)
-                command += ["--input", f"{name}={os.path.join(folder, name + '.npy')}"]
-            result = subprocess.run(command, capture_output=True, text=True)
-            label = f"{equation} {shapes}{' (? dimensions)' if dynamic else ''}"
-            if result.returncode != 0:
-                print(f"FAIL {label}: {result.stderr.strip()[:300]}")
-                bad += 1
-                continue
-            got = np.load(os.path.join(folder, "y.npy"))
-            if got.shape != expected.shape or not np.allclose(got, expected, rtol=1e-4, atol=1e-4):
-                print(f"FAIL {label}: got shape {got.shape}, expected {expected.shape}")
-                bad += 1
-            else:
-                print(f"ok   {label}")
+            bad += not check_node(binary, folder, "Einsum", names, arrays,
+                                  np.einsum(equation, *arrays), dynamic,
+                                  f"{equation} {shapes}", equation=equation)
     print(f"{2 * len(CASES)} cases, {bad} failure(s)")
     return 1 if bad else 0
 
