@@ -166,6 +166,23 @@ void Field(const std::vector<relay::Value>& fields, size_t index, relay_value** 
   *out = new relay_value{fields[index]};
 }
 
+// Entry `index` of `list` (a function's parameters or results) into `out`.
+void DescribeInto(const std::vector<relay::ParameterInfo>& list, size_t index, const char* what,
+                  const relay::FunctionInfo& function, relay_parameter* out) {
+  if (index >= list.size()) {
+    throw relay::Error(relay::ErrorKind::kUsage, std::string(what) + " " + std::to_string(index) +
+                                                     " of @" + function.name + "'s " +
+                                                     std::to_string(list.size()));
+  }
+  const relay::ParameterInfo& entry = list[index];
+  out->name = entry.name.c_str();
+  out->is_tensor = entry.is_tensor ? 1 : 0;
+  out->dtype = relay::ToDLDataType(entry.dtype);
+  out->ndim = int32_t(entry.shape.size());
+  out->shape = entry.shape.data();
+  out->type = entry.type.c_str();
+}
+
 }  // namespace
 
 extern "C" {
@@ -228,18 +245,26 @@ int relay_executable_parameter(const relay_executable* exe, const char* function
     Require(exe, "exe");
     Require(out, "out");
     const relay::FunctionInfo& function = exe->Function(function_or_null);
-    if (index >= function.parameters.size()) {
-      throw relay::Error(relay::ErrorKind::kUsage, "parameter " + std::to_string(index) + " of @" +
-                                                       function.name + "'s " +
-                                                       std::to_string(function.parameters.size()));
-    }
-    const relay::ParameterInfo& parameter = function.parameters[index];
-    out->name = parameter.name.c_str();
-    out->is_tensor = parameter.is_tensor ? 1 : 0;
-    out->dtype = relay::ToDLDataType(parameter.dtype);
-    out->ndim = int32_t(parameter.shape.size());
-    out->shape = parameter.shape.data();
-    out->type = parameter.type.c_str();
+    DescribeInto(function.parameters, index, "parameter", function, out);
+  });
+}
+
+int relay_executable_result_count(const relay_executable* exe, const char* function_or_null,
+                                  size_t* count) {
+  return Guard([&] {
+    Require(exe, "exe");
+    Require(count, "count");
+    *count = exe->Function(function_or_null).results.size();
+  });
+}
+
+int relay_executable_result(const relay_executable* exe, const char* function_or_null, size_t index,
+                            relay_parameter* out) {
+  return Guard([&] {
+    Require(exe, "exe");
+    Require(out, "out");
+    const relay::FunctionInfo& function = exe->Function(function_or_null);
+    DescribeInto(function.results, index, "result", function, out);
   });
 }
 

@@ -45,12 +45,22 @@ class Executable::Impl {
 
 namespace {
 
-FunctionInfo Describe(const vm::Function& function) {
+ParameterInfo Describe(const vm::ParamInfo& param, std::string name) {
+  return ParameterInfo{std::move(name), param.is_tensor, param.dtype, param.shape, param.type_text};
+}
+
+// `function`'s description; `output_names` name @main's results (an ONNX
+// model's), when there is one per result.
+FunctionInfo Describe(const vm::Function& function,
+                      const std::vector<std::string>& output_names = {}) {
   FunctionInfo info;
   info.name = function.name.starts_with("@") ? function.name.substr(1) : function.name;
-  for (const vm::ParamInfo& param : function.params) {
-    info.parameters.push_back(
-        ParameterInfo{param.name, param.is_tensor, param.dtype, param.shape, param.type_text});
+  for (const vm::ParamInfo& param : function.params)
+    info.parameters.push_back(Describe(param, param.name));
+  const bool named = info.name == "main" && output_names.size() == function.results.size();
+  for (size_t index = 0; index < function.results.size(); ++index) {
+    info.results.push_back(Describe(function.results[index],
+                                    named ? output_names[index] : "out" + std::to_string(index)));
   }
   return info;
 }
@@ -93,13 +103,13 @@ Executable Executable::Load(const std::string& path, const LoadOptions& options)
 std::vector<FunctionInfo> Executable::functions() const {
   std::vector<FunctionInfo> infos;
   for (const vm::Function& function : impl_->executable().functions) {
-    if (Impl::IsEntry(function)) infos.push_back(Describe(function));
+    if (Impl::IsEntry(function)) infos.push_back(Describe(function, impl_->program().output_names));
   }
   return infos;
 }
 
 FunctionInfo Executable::function(std::string_view name) const {
-  return Describe(impl_->Entry(name));
+  return Describe(impl_->Entry(name), impl_->program().output_names);
 }
 
 std::vector<std::string> Executable::onnx_output_names() const {

@@ -27,10 +27,9 @@ namespace {
 
 using namespace relay::ir;
 
-vm::ParamInfo ParamInfoOf(const VarNode& param) {
+vm::ParamInfo InfoOfType(const Type& type, std::string name) {
   vm::ParamInfo info;
-  info.name = param.name_hint;
-  const Type& type = param.checked_type() ? param.checked_type() : param.type_annotation;
+  info.name = std::move(name);
   info.type_text = TypeToString(type);
   if (const auto* tensor = As<TensorTypeNode>(type)) {
     info.is_tensor = true;
@@ -38,6 +37,31 @@ vm::ParamInfo ParamInfoOf(const VarNode& param) {
     info.shape = tensor->shape;
   }
   return info;
+}
+
+vm::ParamInfo ParamInfoOf(const VarNode& param) {
+  return InfoOfType(param.checked_type() ? param.checked_type() : param.type_annotation,
+                    param.name_hint);
+}
+
+// An entry point's results (vm::Function::results): a tuple of tensors
+// field by field, anything else whole.
+std::vector<vm::ParamInfo> ResultInfoOf(const FunctionNode& function) {
+  Type type = function.ret_type;
+  if (const auto* signature = As<FuncTypeNode>(function.checked_type())) type = signature->ret;
+  if (!type) return {};
+  if (const auto* tuple = As<TupleTypeNode>(type)) {
+    const bool all_tensors =
+        !tuple->fields.empty() &&
+        std::all_of(tuple->fields.begin(), tuple->fields.end(),
+                    [](const Type& field) { return As<TensorTypeNode>(field) != nullptr; });
+    if (all_tensors) {
+      std::vector<vm::ParamInfo> fields;
+      for (const Type& field : tuple->fields) fields.push_back(InfoOfType(field, ""));
+      return fields;
+    }
+  }
+  return {InfoOfType(type, "")};
 }
 
 vm::SourceLocation LocationOf(const Node& node) {
@@ -205,6 +229,7 @@ class ModuleCompiler {
         if (captured < 0) {  // an entry point; closure bodies are not called by name
           for (const Var& param : global.function->params)
             executable_.functions[index].params.push_back(ParamInfoOf(*param));
+          executable_.functions[index].results = ResultInfoOf(*global.function);
         }
         globals_[scope][global.name->name] = index;
         pending_.push_back({index, global.function.get(), scope, captured});

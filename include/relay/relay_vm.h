@@ -87,6 +87,14 @@ int relay_executable_parameter_count(const relay_executable* exe, const char* fu
                                      size_t* count);
 int relay_executable_parameter(const relay_executable* exe, const char* function_or_null,
                                size_t index, relay_parameter* out);
+/* What a function returns, described as parameters are: one entry per
+ * tensor of a tensor or a tuple of tensors, named "out0", "out1", ... (an
+ * ONNX model's @main: its output names), else one entry of the whole type
+ * with is_tensor 0. */
+int relay_executable_result_count(const relay_executable* exe, const char* function_or_null,
+                                  size_t* count);
+int relay_executable_result(const relay_executable* exe, const char* function_or_null, size_t index,
+                            relay_parameter* out);
 
 /* A VM over `exe` (which must outlive it) on a device: null or "cpu". */
 int relay_vm_create(const relay_executable* exe, const char* device_or_null, relay_vm** out);

@@ -46,6 +46,11 @@ struct ParameterInfo {
 struct FunctionInfo {
   std::string name;  // "main"
   std::vector<ParameterInfo> parameters;
+  // What it returns: one entry per tensor of a tensor or a tuple of tensors
+  // (named "out0", "out1", ... in order; an imported ONNX model's @main by
+  // the model's output names), else one entry "out0" of the whole type
+  // (is_tensor false, type its Relay type).
+  std::vector<ParameterInfo> results;
 };
 
 struct LoadOptions {

@@ -111,6 +111,17 @@ TEST_F(CApi, DescribesFunctionsAndParameters) {
   EXPECT_EQ(x.shape[0], -1);
   EXPECT_EQ(x.shape[1], 3);
   EXPECT_STREQ(x.type, "Tensor[(?, 3), float32]");
+  size_t results = 0;
+  ASSERT_EQ(relay_executable_result_count(exe_, "pair", &results), RELAY_OK);
+  EXPECT_EQ(results, 2u);
+  relay_parameter second{};
+  ASSERT_EQ(relay_executable_result(exe_, "pair", 1, &second), RELAY_OK);
+  EXPECT_STREQ(second.name, "out1");
+  ASSERT_EQ(second.ndim, 1);
+  EXPECT_EQ(second.shape[0], 2);
+  ExpectFailure(relay_executable_result(exe_, "pair", 2, &second), RELAY_ERROR_USAGE,
+                "result 2 of @pair's 2");
+  ExpectFailure(relay_executable_result_count(exe_, nullptr, nullptr), RELAY_ERROR_USAGE, "count");
   EXPECT_STREQ(relay_version(), RELAY_VERSION_STRING_FOR_TESTS);
 }
 

@@ -88,6 +88,18 @@ TEST(RuntimeApi, DescribesTheProgramsFunctions) {
   EXPECT_EQ(main.parameters[0].shape, (std::vector<int64_t>{-1, 3}));
   EXPECT_EQ(main.parameters[0].type, "Tensor[(?, 3), float32]");
   EXPECT_EQ(program.function("@pair").parameters[1].shape, std::vector<int64_t>{});
+  // Results: a tensor, a tuple's fields, a list whole.
+  ASSERT_EQ(main.results.size(), 1u);
+  EXPECT_EQ(main.results[0].name, "out0");
+  EXPECT_EQ(main.results[0].shape, (std::vector<int64_t>{-1, 4}));
+  const FunctionInfo pair = program.function("pair");
+  ASSERT_EQ(pair.results.size(), 2u);
+  EXPECT_EQ(pair.results[1].name, "out1");
+  EXPECT_EQ(pair.results[1].type, "Tensor[(2,), float32]");
+  const FunctionInfo count = program.function("count");
+  ASSERT_EQ(count.results.size(), 1u);
+  EXPECT_FALSE(count.results[0].is_tensor);
+  EXPECT_EQ(count.results[0].type, "List[int32]");
   EXPECT_EQ(KindOf([&] { program.function("absent"); }), ErrorKind::kUsage);
   EXPECT_TRUE(program.onnx_output_names().empty());
 }
@@ -204,6 +216,10 @@ TEST(RuntimeApi, OnnxModelsTakeInputsByTheirOnnxNames) {
   Executable model = Executable::Load(kOnnxModel);
   EXPECT_EQ(model.onnx_output_names(), (std::vector<std::string>{"out:0", "out:1"}));
   EXPECT_EQ(model.onnx_input_names().at("input_1"), "input.1");
+  const FunctionInfo main = model.function();
+  ASSERT_EQ(main.results.size(), 2u);
+  EXPECT_EQ(main.results[0].name, "out:0");
+  EXPECT_EQ(main.results[1].shape, (std::vector<int64_t>{-1, 4}));
   VirtualMachine vm(model);
   Ref<Tensor> x =
       ReadNpy(std::string(RELAY_TEST_FIXTURE_DIR) + "/onnx/two_outputs_input.npy", HostDevice());

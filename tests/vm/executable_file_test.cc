@@ -216,6 +216,17 @@ TEST(ExecutableFileTest, KeepsEverySectionsContents) {
   const int32_t main = loaded.FindFunction("main");
   ASSERT_GE(main, 0);
   EXPECT_EQ(loaded.functions[main].source, original.functions[main].source);
+  // What @main returns is described, and kept.
+  ASSERT_EQ(loaded.functions[main].results.size(), original.functions[main].results.size());
+  ASSERT_FALSE(original.functions[main].results.empty());
+  for (size_t index = 0; index < loaded.functions[main].results.size(); ++index) {
+    const vm::ParamInfo& a = loaded.functions[main].results[index];
+    const vm::ParamInfo& b = original.functions[main].results[index];
+    EXPECT_EQ(a.is_tensor, b.is_tensor);
+    EXPECT_EQ(a.dtype, b.dtype);
+    EXPECT_EQ(a.shape, b.shape);
+    EXPECT_EQ(a.type_text, b.type_text);
+  }
   EXPECT_EQ(RunMain(std::make_shared<const vm::Executable>(Load(EverySectionBytes()))),
             "(7, [[3, 4, 5], [3, 4, 5]])");
 }

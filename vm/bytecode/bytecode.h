@@ -97,6 +97,10 @@ struct Function {
   std::vector<Instruction> code;
   std::vector<int32_t> lists;     // register lists of the instructions
   std::vector<ParamInfo> params;  // for globals (entry points); empty for lifted functions
+  // What an entry point returns: one entry per tensor of a tensor or a tuple
+  // of tensors (its fields in order), else one entry of the whole type
+  // (is_tensor false); names empty. Empty for lifted functions.
+  std::vector<ParamInfo> results;
 
   std::span<const int32_t> ListOf(const Instruction& instruction) const {
     return std::span<const int32_t>(lists).subspan(instruction.list_begin, instruction.list_size);

@@ -182,13 +182,15 @@ std::string FunctionsSection(const Executable& executable) {
     out.U32(function.param_count);
     out.U32(function.captured_count);
     out.U32(function.register_count);
-    out.Count(function.params.size());
-    for (const ParamInfo& param : function.params) {
-      out.String(param.name);
-      out.U8(param.is_tensor ? 1 : 0);
-      out.U8(static_cast<uint8_t>(param.dtype));
-      WriteShape(out, param.shape);
-      out.String(param.type_text);
+    for (const std::vector<ParamInfo>* described : {&function.params, &function.results}) {
+      out.Count(described->size());
+      for (const ParamInfo& param : *described) {
+        out.String(param.name);
+        out.U8(param.is_tensor ? 1 : 0);
+        out.U8(static_cast<uint8_t>(param.dtype));
+        WriteShape(out, param.shape);
+        out.String(param.type_text);
+      }
     }
     out.Count(function.code.size());
     for (const Instruction& instruction : function.code) {
@@ -429,16 +431,18 @@ void ReadFunctions(Reader& in, Executable& executable) {
               std::to_string(function.register_count) + " registers, more than the limit of " +
               std::to_string(kMaxRegisterCount));
     }
-    uint32_t param_count = in.Count(4 + 1 + 1 + 4 + 4, "parameter description");
-    function.params.reserve(param_count);
-    for (uint32_t param_index = 0; param_index < param_count; ++param_index) {
-      ParamInfo param;
-      param.name = in.String("parameter name length");
-      param.is_tensor = in.Bool("a parameter's tensor flag");
-      param.dtype = ReadDType(in);
-      param.shape = ReadShape(in, true);
-      param.type_text = in.String("parameter type length");
-      function.params.push_back(std::move(param));
+    for (std::vector<ParamInfo>* described : {&function.params, &function.results}) {
+      const uint32_t described_count = in.Count(4 + 1 + 1 + 4 + 4, "parameter description");
+      described->reserve(described_count);
+      for (uint32_t param_index = 0; param_index < described_count; ++param_index) {
+        ParamInfo param;
+        param.name = in.String("parameter name length");
+        param.is_tensor = in.Bool("a parameter's tensor flag");
+        param.dtype = ReadDType(in);
+        param.shape = ReadShape(in, true);
+        param.type_text = in.String("parameter type length");
+        described->push_back(std::move(param));
+      }
     }
     if (!function.params.empty() &&
         (function.captured_count != 0 || function.params.size() != function.param_count)) {

@@ -29,9 +29,10 @@
 //     4 constructors  count u32; per constructor: name string, arity u32
 //     5 functions     count u32; per function: name string, source string,
 //                     param_count u32, captured_count u32, register_count u32,
-//                     ParamInfo count u32 and per ParamInfo: name string,
-//                     is_tensor u8, dtype u8, rank u32, dims i64 x rank,
-//                     type_text string;
+//                     parameters: ParamInfo count u32 and per ParamInfo:
+//                     name string, is_tensor u8, dtype u8, rank u32,
+//                     dims i64 x rank, type_text string; results: the same
+//                     (names empty; version 3 on);
 //                     instruction count u32 and per instruction (29 bytes):
 //                     opcode u8, operands i32 x 3, list_begin u32,
 //                     list_size u32, line i32, column i32;
@@ -54,7 +55,7 @@
 
 namespace relay::vm {
 
-inline constexpr uint32_t kExecutableFormatVersion = 2;
+inline constexpr uint32_t kExecutableFormatVersion = 3;
 inline constexpr int kMaxAttributeDepth = 8;
 // Bounds that keep a loaded executable from asking for absurd memory: the
 // interpreter allocates register_count registers per frame.
