@@ -94,29 +94,15 @@ void Require(const T* pointer, const char* what) {
 }
 
 // A host copy of `tensor` (CPU, compact): the caller's memory is not kept.
+// FromDLPack checks its dtype, shape, layout and data on a view of it.
 relay::Ref<relay::Tensor> CopyOf(const DLTensor& tensor) {
   if (tensor.device.device_type != kDLCPU)
     throw relay::Error(relay::ErrorKind::kUsage, "the tensor is not on the CPU");
-  const std::optional<relay::DType> dtype = relay::FromDLDataType(tensor.dtype);
-  if (!dtype) throw relay::Error(relay::ErrorKind::kUsage, "the tensor's dtype is not supported");
-  if (tensor.ndim < 0 || (tensor.ndim > 0 && tensor.shape == nullptr))
-    throw relay::Error(relay::ErrorKind::kUsage, "the tensor's shape is missing");
-  relay::Shape shape(tensor.shape, tensor.shape + tensor.ndim);
-  relay::Ref<relay::Tensor> copy = relay::Tensor::Empty(relay::HostDevice(), shape, *dtype);
-  if (tensor.strides != nullptr) {
-    int64_t expected = 1;
-    for (int32_t axis = tensor.ndim - 1; axis >= 0; --axis) {
-      if (shape[size_t(axis)] != 1 && tensor.strides[axis] != expected)
-        throw relay::Error(relay::ErrorKind::kUsage, "the tensor is not compact (row-major)");
-      expected *= shape[size_t(axis)];
-    }
-  }
-  if (copy->byte_size() > 0) {
-    if (tensor.data == nullptr)
-      throw relay::Error(relay::ErrorKind::kUsage, "the tensor has no data");
-    std::memcpy(copy->host_data(), static_cast<const char*>(tensor.data) + tensor.byte_offset,
-                copy->byte_size());
-  }
+  DLManagedTensor borrowed{tensor, nullptr, nullptr};  // no deleter: the caller keeps it
+  const relay::Ref<relay::Tensor> view = relay::FromDLPack(&borrowed);
+  relay::Ref<relay::Tensor> copy =
+      relay::Tensor::Empty(relay::HostDevice(), view->shape(), view->dtype());
+  if (copy->byte_size() > 0) std::memcpy(copy->host_data(), view->host_data(), copy->byte_size());
   return copy;
 }
 
@@ -294,26 +280,11 @@ int relay_vm_set_input_scalar(relay_vm* vm, const char* name, double value) {
   return Guard([&] {
     Require(vm, "vm");
     Require(name, "name");
-    std::string parameter = name;
-    const auto& aliases = vm->executable->executable.onnx_input_names();
-    for (const auto& [relay_name, onnx_name] : aliases) {
-      if (onnx_name == parameter) parameter = relay_name;
-    }
-    // The parameter's dtype: @main's parameter of the name, else the first
-    // function's that has one (as relay_vm_set_input).
-    const relay::ParameterInfo* found = nullptr;
-    for (const relay::FunctionInfo& function : vm->executable->functions) {
-      for (const relay::ParameterInfo& info : function.parameters) {
-        if (info.name == parameter && (found == nullptr || function.name == "main")) found = &info;
-      }
-    }
-    if (found == nullptr)
+    const relay::ParameterInfo input = vm->executable->executable.input(name);
+    if (!input.is_tensor || !input.shape.empty())
       throw relay::Error(relay::ErrorKind::kUsage,
-                         "no function has an input '" + std::string(name) + "'");
-    if (!found->is_tensor || !found->shape.empty())
-      throw relay::Error(relay::ErrorKind::kUsage, "input '" + std::string(name) + "' is a " +
-                                                       found->type + ", not a scalar");
-    vm->machine.SetInput(name, Scalar(found->dtype, value));
+                         "input '" + std::string(name) + "' is a " + input.type + ", not a scalar");
+    vm->machine.SetInput(name, Scalar(input.dtype, value));
   });
 }
 

@@ -94,4 +94,12 @@ std::optional<Program> LoadProgram(const std::string& path, std::ostream& err) {
   return CompileProgram(path, BoundParams{}, err);
 }
 
+bool FitsParameter(const vm::ParamInfo& param, const Tensor& tensor) {
+  bool fits = param.is_tensor && tensor.dtype() == param.dtype &&
+              tensor.shape().size() == param.shape.size();
+  for (size_t axis = 0; fits && axis < param.shape.size(); ++axis)
+    fits = param.shape[axis] < 0 || param.shape[axis] == tensor.shape()[axis];
+  return fits;
+}
+
 }  // namespace relay::api

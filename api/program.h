@@ -58,4 +58,8 @@ std::optional<Program> CompileProgram(const std::string& path, const BoundParams
 // line and caret) in the message.
 Program BuildProgram(const std::string& path, const BoundParams& params);
 
+// Whether `tensor` may be given for `param`: a tensor parameter of its dtype
+// and rank whose fixed extents it has (any extent for a `?`).
+bool FitsParameter(const vm::ParamInfo& param, const Tensor& tensor);
+
 }  // namespace relay::api

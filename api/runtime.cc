@@ -17,21 +17,43 @@ class Executable::Impl {
   explicit Impl(api::Program program) : program_(std::move(program)) {
     for (const auto& [onnx_name, parameter] : program_.input_aliases)
       onnx_input_names_[parameter] = onnx_name;
+    // What lookups per request need, found once: entry points by name, and
+    // for each parameter name its description (@main's, else the first
+    // entry point's that has one).
+    const auto& functions = program_.executable->functions;
+    for (size_t index = 0; index < functions.size(); ++index) {
+      const vm::Function& function = functions[index];
+      if (!IsEntry(function)) continue;
+      std::string_view name = function.name;
+      if (name.starts_with("@")) name.remove_prefix(1);
+      entries_.emplace(std::string(name), &function);
+      for (const vm::ParamInfo& param : function.params) {
+        auto [known, added] = inputs_.emplace(param.name, &param);
+        if (!added && name == "main") known->second = &param;
+      }
+    }
   }
-  const vm::Executable& executable() const { return *program_.executable; }
   const std::shared_ptr<const vm::Executable>& shared() const { return program_.executable; }
   const api::Program& program() const { return program_; }
   const std::map<std::string, std::string>& onnx_input_names() const { return onnx_input_names_; }
 
   // The entry function `name` ("main" or "@main"), or kUsage.
   const vm::Function& Entry(std::string_view name) const {
-    const int32_t index = program_.executable->FindFunction(name);
-    if (index < 0 || !IsEntry(program_.executable->functions[size_t(index)])) {
-      throw Error(ErrorKind::kUsage,
-                  "the program has no function @" +
-                      std::string(name.starts_with("@") ? name.substr(1) : name));
-    }
-    return program_.executable->functions[size_t(index)];
+    if (name.starts_with("@")) name.remove_prefix(1);
+    auto found = entries_.find(name);
+    if (found == entries_.end())
+      throw Error(ErrorKind::kUsage, "the program has no function @" + std::string(name));
+    return *found->second;
+  }
+  // The parameter that input `name` (a parameter's or an ONNX input's name)
+  // sets, or kUsage.
+  const vm::ParamInfo& Input(std::string_view name) const {
+    auto alias = program_.input_aliases.find(std::string(name));
+    auto found =
+        inputs_.find(alias != program_.input_aliases.end() ? alias->second : std::string(name));
+    if (found == inputs_.end())
+      throw Error(ErrorKind::kUsage, "no function has an input '" + std::string(name) + "'");
+    return *found->second;
   }
   // Globals, not the closures and loops lifted out of them.
   static bool IsEntry(const vm::Function& function) {
@@ -41,6 +63,8 @@ class Executable::Impl {
  private:
   api::Program program_;
   std::map<std::string, std::string> onnx_input_names_;
+  std::map<std::string, const vm::Function*, std::less<>> entries_;
+  std::map<std::string, const vm::ParamInfo*, std::less<>> inputs_;
 };
 
 namespace {
@@ -74,10 +98,7 @@ void CheckArgument(const vm::ParamInfo& param, const Value& value) {
                 "input '" + param.name + "' must be a tensor of type " + param.type_text);
   }
   const auto& tensor = static_cast<const Tensor&>(*value);
-  bool fits = tensor.dtype() == param.dtype && tensor.shape().size() == param.shape.size();
-  for (size_t axis = 0; fits && axis < param.shape.size(); ++axis)
-    fits = param.shape[axis] < 0 || param.shape[axis] == tensor.shape()[axis];
-  if (!fits) {
+  if (!api::FitsParameter(param, tensor)) {
     throw Error(ErrorKind::kUsage, "input '" + param.name + "' is a " +
                                        std::string(DTypeName(tensor.dtype())) +
                                        " tensor of shape " + ShapeToString(tensor.shape()) +
@@ -102,7 +123,7 @@ Executable Executable::Load(const std::string& path, const LoadOptions& options)
 
 std::vector<FunctionInfo> Executable::functions() const {
   std::vector<FunctionInfo> infos;
-  for (const vm::Function& function : impl_->executable().functions) {
+  for (const vm::Function& function : impl_->shared()->functions) {
     if (Impl::IsEntry(function)) infos.push_back(Describe(function, impl_->program().output_names));
   }
   return infos;
@@ -110,6 +131,11 @@ std::vector<FunctionInfo> Executable::functions() const {
 
 FunctionInfo Executable::function(std::string_view name) const {
   return Describe(impl_->Entry(name), impl_->program().output_names);
+}
+
+ParameterInfo Executable::input(std::string_view name) const {
+  const vm::ParamInfo& param = impl_->Input(name);
+  return Describe(param, param.name);
 }
 
 std::vector<std::string> Executable::onnx_output_names() const {
@@ -143,26 +169,9 @@ VirtualMachine::VirtualMachine(VirtualMachine&&) noexcept = default;
 VirtualMachine& VirtualMachine::operator=(VirtualMachine&&) noexcept = default;
 
 void VirtualMachine::SetInput(std::string_view name, Ref<Tensor> tensor) {
-  const Executable::Impl& program = impl_->executable_.impl();
-  std::string parameter(name);
-  auto alias = program.program().input_aliases.find(parameter);
-  if (alias != program.program().input_aliases.end()) parameter = alias->second;
-  // @main's parameter of the name, else the first function's that has one.
-  const vm::ParamInfo* found = nullptr;
-  const int32_t main = program.executable().FindFunction("main");
-  for (const vm::Function& function : program.executable().functions) {
-    if (!Executable::Impl::IsEntry(function)) continue;
-    for (const vm::ParamInfo& param : function.params) {
-      if (param.name != parameter) continue;
-      const bool is_main = &function == &program.executable().functions[size_t(std::max(main, 0))];
-      if (found == nullptr || (is_main && main >= 0)) found = &param;
-    }
-  }
-  if (found == nullptr) {
-    throw Error(ErrorKind::kUsage, "no function has an input '" + std::string(name) + "'");
-  }
-  CheckArgument(*found, tensor);
-  impl_->inputs_[parameter] = std::move(tensor);
+  const vm::ParamInfo& param = impl_->executable_.impl().Input(name);
+  CheckArgument(param, tensor);
+  impl_->inputs_[param.name] = std::move(tensor);
 }
 
 void VirtualMachine::ClearInputs() {

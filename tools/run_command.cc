@@ -221,11 +221,7 @@ Ref<Tensor> RandomTensor(const vm::ParamInfo& type) {
 
 // `tensor` given for `type` must have its type (any size for a ? dim).
 void CheckInput(const vm::ParamInfo& type, const Tensor& tensor, const std::string& origin) {
-  bool matches = tensor.dtype() == type.dtype && tensor.shape().size() == type.shape.size();
-  for (size_t axis = 0; matches && axis < type.shape.size(); ++axis) {
-    matches = type.shape[axis] < 0 || type.shape[axis] == tensor.shape()[axis];
-  }
-  if (!matches) {
+  if (!api::FitsParameter(type, tensor)) {
     throw Error(ErrorKind::kUsage, "input '" + type.name + "' from " + origin + " is a " +
                                        std::string(DTypeName(tensor.dtype())) + " array of shape " +
                                        ShapeToString(tensor.shape()) +

@@ -72,6 +72,10 @@ class Executable {
   std::vector<FunctionInfo> functions() const;
   // Function `name` ("main" or "@main"); throws kUsage when there is none.
   FunctionInfo function(std::string_view name = "main") const;
+  // The parameter that input `name` sets (VirtualMachine::SetInput): a
+  // parameter's name or an imported model's input name; @main's parameter
+  // of the name, else the first function's. Throws kUsage for none.
+  ParameterInfo input(std::string_view name) const;
   // For an imported ONNX model, the graph's output names in order (@main
   // returns one tensor, or a tuple of them); else empty.
   std::vector<std::string> onnx_output_names() const;
