@@ -332,12 +332,8 @@ std::vector<OnnxValue> ConvertScan(ConvertContext& context) {
     axes.push_back(size_t(NormalizeAxis(input_axes[index], rank)));
     scanned.push_back(context.Tensor(input));
     if (index == 0) {
-      const int64_t extent = (*context.Input(input).shape)[axes[0]];
-      length = extent >= 0 ? std::to_string(extent) + "i64"
-                           : context.Bind(Call("take",
-                                               {Call("shape_of", {scanned[0]}, {"dtype=\"int64\""}),
-                                                std::to_string(axes[0])},
-                                               {"axis=0"}));
+      length = Extent(scanned[0], context.Input(input).shape, axes[0]);
+      if (length.find('(') != std::string::npos) length = context.Bind(length);
     }
   }
   std::vector<Stacked> stacked(outputs - state_count);

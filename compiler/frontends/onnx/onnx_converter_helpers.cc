@@ -1,5 +1,6 @@
 #include "compiler/frontends/onnx/onnx_converter_helpers.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -243,6 +244,32 @@ std::string Filled(const ShapeEntries& entries, const std::string& fill, DType d
                   {result, Call("reshape", {zeros}, {"newshape=" + IntList(along)})});
   }
   return result;
+}
+
+std::string Extent(const std::string& tensor, const std::optional<std::vector<int64_t>>& shape,
+                   size_t axis) {
+  if (shape && axis < shape->size() && (*shape)[axis] >= 0)
+    return std::to_string((*shape)[axis]) + "i64";
+  return Call("take", {Call("shape_of", {tensor}, {"dtype=\"int64\""}), std::to_string(axis)},
+              {"axis=0"});
+}
+
+std::string PositionsAlong(const std::string& extent, size_t axis, size_t rank) {
+  const std::string positions = Call("arange", {"0i64", extent, "1i64"}, {"dtype=\"int64\""});
+  if (rank == 1) return positions;
+  std::vector<int64_t> shape(rank, 1);
+  shape[axis] = -1;
+  return Call("reshape", {positions}, {"newshape=" + IntList(shape)});
+}
+
+std::string AsInt64(const std::string& expr, DType dtype) {
+  return dtype == DType::kInt64 ? expr : Call("cast", {expr}, {"dtype=\"int64\""});
+}
+
+std::string ReshapedTo(const std::string& data, const ShapeEntries& entries) {
+  if (std::count(entries.known.begin(), entries.known.end(), -1) <= 1)
+    return Call("reshape", {data}, {"newshape=" + IntList(entries.known)});
+  return Call("reshape_like", {data, Filled(entries, "False", DType::kBool)});
 }
 
 }  // namespace relay::onnx_import

@@ -102,6 +102,24 @@ std::string ZeroLiteral(DType dtype);
 // length, times 0), added to it (or'ed, for bool).
 std::string Filled(const ShapeEntries& entries, const std::string& fill, DType dtype);
 
+// The extent of axis `axis` of `tensor` (whose shape is `shape`, when
+// known) as an int64 scalar: a literal when known while importing, else
+// read from its shape at run time.
+std::string Extent(const std::string& tensor, const std::optional<std::vector<int64_t>>& shape,
+                   size_t axis);
+
+// 0, 1, ..., extent - 1 (int64) along axis `axis` of a tensor of rank
+// `rank`, every other axis of extent 1 (to broadcast against others).
+std::string PositionsAlong(const std::string& extent, size_t axis, size_t rank);
+
+// `expr` (of `dtype`) as int64.
+std::string AsInt64(const std::string& expr, DType dtype);
+
+// `data` reshaped to `entries`: a reshape when at most one entry is only
+// known at run time (it is what the element count leaves), else
+// reshape_like a bool tensor of that shape (Filled).
+std::string ReshapedTo(const std::string& data, const ShapeEntries& entries);
+
 // The converters of the files named above, added to the table by
 // onnx_converters.cc.
 void AddRecurrentConverters(std::map<std::string, Converter>& table);

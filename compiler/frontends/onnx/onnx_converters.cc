@@ -280,20 +280,12 @@ std::vector<OnnxValue> NdMatMul(ConvertContext& context) {
       // Split the merged batch axis back: each unknown extent read from the
       // (broadcast) operands' shapes.
       ShapeEntries entries;
-      const std::string x_dims = context.Bind(Call("shape_of", {x}, {"dtype=\"int64\""}));
-      const std::string y_dims = context.Bind(Call("shape_of", {y}, {"dtype=\"int64\""}));
       for (size_t axis = 0; axis < rank; ++axis) {
         entries.known.push_back(shape[axis]);
-        entries.exprs.push_back(
-            shape[axis] >= 0
-                ? std::to_string(shape[axis]) + "i64"
-                : Call("take", {axis + 1 == rank ? y_dims : x_dims, std::to_string(axis)},
-                       {"axis=0"}));
+        entries.exprs.push_back(shape[axis] >= 0 ? std::to_string(shape[axis]) + "i64"
+                                                 : Extent(axis + 1 == rank ? y : x, {}, axis));
       }
-      const int64_t unknown = std::count(entries.known.begin(), entries.known.end(), -1);
-      result = unknown <= 1
-                   ? Call("reshape", {result}, {"newshape=" + IntList(entries.known)})
-                   : Call("reshape_like", {result, Filled(entries, "False", DType::kBool)});
+      result = ReshapedTo(result, entries);
     }
   }
   std::vector<int64_t> squeezed;
@@ -484,11 +476,7 @@ std::vector<OnnxValue> RunTimeReshape(ConvertContext& context) {
   const std::string data = context.Tensor(0);
   const std::optional<std::vector<int64_t>>& in = context.Input(0).shape;
   const size_t in_rank = in ? in->size() : 0;
-  const std::string dimensions = context.Bind(Call("shape_of", {data}, {"dtype=\"int64\""}));
-  auto dimension = [&](size_t axis) {
-    return in && (*in)[axis] >= 0 ? std::to_string((*in)[axis]) + "i64"
-                                  : Call("take", {dimensions, std::to_string(axis)}, {"axis=0"});
-  };
+  auto dimension = [&](size_t axis) { return Extent(data, in, axis); };
   bool inferred = false;
   for (size_t entry = 0; entry < entries.known.size(); ++entry) {
     if (entries.known[entry] == 0) {
@@ -516,8 +504,7 @@ std::vector<OnnxValue> RunTimeReshape(ConvertContext& context) {
           Where(Call("less", {entries.exprs[entry], "0i64"}), rest, entries.exprs[entry]));
     }
   }
-  OnnxValue value =
-      Shaped(Call("reshape_like", {data, Filled(entries, "False", DType::kBool)}), entries.known);
+  OnnxValue value = Shaped(ReshapedTo(data, entries), entries.known);
   value.dtype = context.Input(0).dtype;
   return {value};
 }
@@ -1027,20 +1014,16 @@ std::vector<OnnxValue> RunTimeSlice(ConvertContext& context) {
   if ((bounds_dtype != DType::kInt64 && bounds_dtype != DType::kInt32) ||
       context.Input(2).dtype != bounds_dtype)
     Refuse("starts and ends must be int32 or int64");
-  auto as_int64 = [&](const std::string& expr) {
-    return bounds_dtype == DType::kInt64 ? expr : Call("cast", {expr}, {"dtype=\"int64\""});
-  };
-  const std::string starts = as_int64(context.Tensor(1)), ends = as_int64(context.Tensor(2));
-  std::string data = context.Tensor(0);
+  const std::string starts = AsInt64(context.Tensor(1), bounds_dtype);
+  const std::string ends = AsInt64(context.Tensor(2), bounds_dtype);
+  const std::string input = context.Tensor(0);
+  std::string data = input;
   std::vector<int64_t> shape = *context.Input(0).shape;
-  const std::string dimensions = context.Bind(Call("shape_of", {data}, {"dtype=\"int64\""}));
   for (size_t index = 0; index < count; ++index) {
     const int64_t axis = NormalizeAxis((*axes)[index], rank);
     const int64_t step = steps[index];
     if (step == 0) Refuse("a step of 0");
-    const std::string extent = shape[size_t(axis)] >= 0
-                                   ? std::to_string(shape[size_t(axis)]) + "i64"
-                                   : Call("take", {dimensions, std::to_string(axis)}, {"axis=0"});
+    const std::string extent = Extent(input, shape, size_t(axis));
     // A negative bound counts from the end; then it is clamped to [0, extent]
     // for a positive step, and for a negative one the start to
     // [0, extent - 1] and the end to [-1, extent - 1].

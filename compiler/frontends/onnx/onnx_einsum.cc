@@ -46,13 +46,6 @@ std::string ExpandEllipsis(const std::string& term, size_t count, size_t ellipsi
   return term.substr(0, at) + middle + term.substr(at + 3);
 }
 
-// The extent of `operand`'s axis `axis`, as an int64 scalar.
-std::string ExtentOf(const Operand& operand, size_t axis) {
-  if (operand.shape[axis] >= 0) return std::to_string(operand.shape[axis]) + "i64";
-  return Call("take", {Call("shape_of", {operand.expr}, {"dtype=\"int64\""}), std::to_string(axis)},
-              {"axis=0"});
-}
-
 // Removes repeated subscripts of `operand` by taking their diagonal: the
 // elements whose two indices agree, summed over the second axis.
 void TakeDiagonals(ConvertContext& context, Operand& operand, DType dtype) {
@@ -63,13 +56,8 @@ void TakeDiagonals(ConvertContext& context, Operand& operand, DType dtype) {
         continue;
       }
       const size_t rank = operand.subscripts.size();
-      const std::string extent = context.Bind(ExtentOf(operand, first));
-      auto positions = [&](size_t axis) {
-        std::vector<int64_t> shape(rank, 1);
-        shape[axis] = -1;
-        return Call("reshape", {Call("arange", {"0i64", extent, "1i64"}, {"dtype=\"int64\""})},
-                    {"newshape=" + IntList(shape)});
-      };
+      const std::string extent = context.Bind(Extent(operand.expr, operand.shape, first));
+      auto positions = [&](size_t axis) { return PositionsAlong(extent, axis, rank); };
       operand.expr = context.Bind(Call("sum",
                                        {Where(Call("equal", {positions(first), positions(second)}),
                                               operand.expr, ZeroLiteral(dtype))},

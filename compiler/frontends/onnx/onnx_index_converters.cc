@@ -13,29 +13,9 @@ namespace relay::onnx_import {
 
 namespace {
 
-// The extent of input `index`'s axis `axis` as an int64 scalar: a literal
-// when known while importing, else read from its shape at run time.
+// The extent of input `index`'s axis `axis` as an int64 scalar.
 std::string Extent(ConvertContext& context, size_t index, size_t axis) {
-  const int64_t extent = (*context.Input(index).shape)[axis];
-  if (extent >= 0) return std::to_string(extent) + "i64";
-  return Call(
-      "take",
-      {Call("shape_of", {context.Tensor(index)}, {"dtype=\"int64\""}), std::to_string(axis)},
-      {"axis=0"});
-}
-
-// 0, 1, ..., extent - 1 (int64) along axis `axis` of a tensor of rank
-// `rank`, every other axis of extent 1 (to broadcast against others).
-std::string PositionsAlong(const std::string& extent, size_t axis, size_t rank) {
-  const std::string positions = Call("arange", {"0i64", extent, "1i64"}, {"dtype=\"int64\""});
-  if (rank == 1) return positions;
-  std::vector<int64_t> shape(rank, 1);
-  shape[axis] = -1;
-  return Call("reshape", {positions}, {"newshape=" + IntList(shape)});
-}
-
-std::string AsInt64(const std::string& expr, DType dtype) {
-  return dtype == DType::kInt64 ? expr : Call("cast", {expr}, {"dtype=\"int64\""});
+  return relay::onnx_import::Extent(context.Tensor(index), context.Input(index).shape, axis);
 }
 
 std::string DTypeText(DType dtype) {
@@ -305,13 +285,8 @@ std::vector<OnnxValue> ConvertGatherND(ConvertContext& context) {
   std::string row = "0i64";
   // The batch position, then the tuple's entries, as mixed-radix digits.
   for (size_t axis = 0; axis < batch; ++axis) {
-    std::vector<int64_t> along(tuple_rank, 1);
-    along[axis] = data_shape[axis];
     const std::string position =
-        Call("reshape",
-             {Call("arange", {"0i64", std::to_string(data_shape[axis]) + "i64", "1i64"},
-                   {"dtype=\"int64\""})},
-             {"newshape=" + IntList(along)});
+        PositionsAlong(std::to_string(data_shape[axis]) + "i64", axis, tuple_rank);
     row =
         Call("add", {Call("multiply", {row, std::to_string(data_shape[axis]) + "i64"}), position});
   }

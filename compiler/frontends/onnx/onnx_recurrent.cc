@@ -119,10 +119,7 @@ std::string Zeros(const RecurrentLayer& layer, const std::string& x, std::vector
     entries.exprs.push_back(std::to_string(dim) + "i64");
   }
   entries.known.insert(entries.known.end(), {layer.batch, layer.hidden});
-  entries.exprs.push_back(
-      layer.batch >= 0
-          ? std::to_string(layer.batch) + "i64"
-          : Call("take", {Call("shape_of", {x}, {"dtype=\"int64\""}), "1"}, {"axis=0"}));
+  entries.exprs.push_back(Extent(x, std::vector<int64_t>{-1, layer.batch}, 1));
   entries.exprs.push_back(std::to_string(layer.hidden) + "i64");
   if (AllKnown(entries))
     return Call("zeros", {}, {"shape=" + IntList(entries.known), "dtype=\"float32\""});
