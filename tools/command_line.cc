@@ -43,6 +43,24 @@ constexpr Subcommand kSubcommands[] = {
      "           [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N [--warmup SECONDS]]\n"
      "           [--random-inputs] [--profile] [--trace FILE.json]",
      "run a program on NumPy inputs and print or save its result", RunRunCommand, ""},
+    {"serve",
+     "serve MODEL.relay|MODEL.onnx|MODEL.rbc [--params P.npz] [--name NAME]\n"
+     "             [--host 127.0.0.1] [--port 8000] [--workers N]\n"
+     "             [--max-batch ROWS [--batch-timeout-us 500]] [--max-body-bytes 67108864]\n"
+     "             [--connections 128]\n\n"
+     "Serves @main over the Open Inference Protocol (KServe v2) REST API, as Triton\n"
+     "and KServe speak it: GET /v2/health/live, /v2/health/ready, /v2/models/NAME,\n"
+     "/v2/models/NAME/ready; POST /v2/models/NAME/infer with JSON tensors; GET\n"
+     "/metrics in Prometheus's format. NAME is --name, else the file's name without\n"
+     "its extension. Outputs are named out0, out1, ... in @main's tuple order (an\n"
+     "ONNX model's by its output names). --workers VMs run requests (default 1).\n"
+     "--max-batch concatenates concurrent requests along the leading ? dimension\n"
+     "that every input and output must have, up to ROWS rows, waiting at most\n"
+     "--batch-timeout-us microseconds for a batch to fill; off by default. Bad\n"
+     "requests get a 4xx answer and a runtime error in the model a 500, each with\n"
+     "a JSON body {\"error\": \"...\"}. SIGTERM or SIGINT stops accepting, answers\n"
+     "the requests received and exits 0. See docs/serving.md.",
+     "serve a model over HTTP (KServe v2 / Triton inference protocol)", RunServeCommand, ""},
     {"check", "check FILE.relay|FILE.onnx",
      "type-check a Relay program and print each global's type", RunCheckCommand, ""},
     {"fmt", "fmt [--optimized] FILE.relay|FILE.onnx",

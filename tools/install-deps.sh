@@ -14,8 +14,9 @@ packages=(
   libzstd-dev
   # runtime core
   libmimalloc-dev libboost-context-dev libdlpack-dev zlib1g-dev libedit-dev
-  # tests: parsing the profiler's Chrome traces
-  nlohmann-json3-dev
+  # relay-vm serve: HTTP and JSON (also the tests' Chrome trace parsing);
+  # wrk drives bench/serve/
+  libcpp-httplib-dev nlohmann-json3-dev wrk
   # optional device backends (headers only: drivers are loaded at run time)
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libxrt-dev
   # tests and benchmarks

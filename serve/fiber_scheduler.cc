@@ -1,0 +1,138 @@
+#include "serve/fiber_scheduler.h"
+
+#include <algorithm>
+#include <boost/context/fiber.hpp>
+#include <boost/context/protected_fixedsize_stack.hpp>
+
+#include "relay/error.h"
+
+namespace relay::serve {
+
+namespace context = boost::context;
+
+// Keeps the stacks of finished fibers for the next ones: mapping a stack
+// and its guard page costs system calls that a request should not pay.
+class FiberScheduler::StackPool {
+ public:
+  explicit StackPool(size_t stack_bytes) : allocator_(stack_bytes) {}
+  ~StackPool() {
+    for (context::stack_context& stack : free_) allocator_.deallocate(stack);
+  }
+
+  context::stack_context Allocate() {
+    if (free_.empty()) return allocator_.allocate();
+    context::stack_context stack = free_.back();
+    free_.pop_back();
+    return stack;
+  }
+  void Release(context::stack_context& stack) {
+    constexpr size_t kKept = 64;
+    if (free_.size() < kKept) {
+      free_.push_back(stack);
+    } else {
+      allocator_.deallocate(stack);
+    }
+  }
+
+ private:
+  context::protected_fixedsize_stack allocator_;
+  std::vector<context::stack_context> free_;
+};
+
+namespace {
+
+// Boost.Context's StackAllocator concept over a StackPool (copied into each
+// fiber's control block, so it holds the pool by pointer).
+struct PooledStack {
+  FiberScheduler::StackPool* pool;
+  context::stack_context allocate();
+  void deallocate(context::stack_context& stack);
+};
+
+}  // namespace
+
+class FiberScheduler::Fiber {
+ public:
+  context::fiber own;        // the fiber, while it does not run
+  context::fiber scheduler;  // the scheduler, while the fiber runs
+  std::function<void()> body;
+  std::optional<Clock::time_point> deadline;
+  bool suspended = false;
+  bool finished = false;
+};
+
+context::stack_context PooledStack::allocate() {
+  return pool->Allocate();
+}
+void PooledStack::deallocate(context::stack_context& stack) {
+  pool->Release(stack);
+}
+
+FiberScheduler::FiberScheduler(size_t stack_bytes)
+    : stacks_(std::make_unique<StackPool>(stack_bytes)) {}
+
+FiberScheduler::~FiberScheduler() {
+  // A suspended fiber would be unwound by Boost.Context's forced_unwind
+  // through code that does not expect it; the workers finish theirs first.
+  if (!fibers_.empty()) std::terminate();
+}
+
+void FiberScheduler::Spawn(std::function<void()> body) {
+  auto fiber = std::make_unique<Fiber>();
+  Fiber* raw = fiber.get();
+  raw->body = std::move(body);
+  raw->own = context::fiber(std::allocator_arg, PooledStack{stacks_.get()},
+                            [raw](context::fiber&& scheduler) {
+                              raw->scheduler = std::move(scheduler);
+                              raw->body();
+                              raw->finished = true;
+                              return std::move(raw->scheduler);
+                            });
+  fibers_.push_back(std::move(fiber));
+  ready_.push_back(raw);
+}
+
+void FiberScheduler::RunReady() {
+  Clock::time_point now = Clock::now();
+  for (const std::unique_ptr<Fiber>& fiber : fibers_) {
+    if (fiber->suspended && fiber->deadline && *fiber->deadline <= now) Wake(fiber.get());
+  }
+  while (!ready_.empty()) {
+    Fiber* fiber = ready_.front();
+    ready_.pop_front();
+    current_ = fiber;
+    fiber->own = std::move(fiber->own).resume();
+    current_ = nullptr;
+    if (fiber->finished) {
+      std::erase_if(fibers_,
+                    [&](const std::unique_ptr<Fiber>& each) { return each.get() == fiber; });
+    }
+  }
+}
+
+void FiberScheduler::Suspend(std::optional<Clock::time_point> deadline) {
+  Fiber* fiber = current_;
+  if (fiber == nullptr)
+    throw Error(ErrorKind::kInternal, "FiberScheduler::Suspend outside a fiber");
+  fiber->suspended = true;
+  fiber->deadline = deadline;
+  fiber->scheduler = std::move(fiber->scheduler).resume();
+}
+
+void FiberScheduler::Wake(Fiber* fiber) {
+  if (!fiber->suspended) return;
+  fiber->suspended = false;
+  fiber->deadline.reset();
+  ready_.push_back(fiber);
+}
+
+std::optional<FiberScheduler::Clock::time_point> FiberScheduler::next_deadline() const {
+  std::optional<Clock::time_point> earliest;
+  for (const std::unique_ptr<Fiber>& fiber : fibers_) {
+    if (fiber->suspended && fiber->deadline && (!earliest || *fiber->deadline < *earliest))
+      earliest = fiber->deadline;
+  }
+  return earliest;
+}
+
+}  // namespace relay::serve

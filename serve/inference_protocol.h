@@ -1,0 +1,60 @@
+// The JSON bodies of the Open Inference Protocol (KServe v2) REST API:
+// an infer request's inputs become relay tensors checked against the
+// model's signature, results become the response body, and a model's
+// signature its metadata. Parsing is nlohmann::json's.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "relay/tensor.h"
+#include "serve/model_signature.h"
+
+namespace relay::serve {
+
+// A request the client got wrong: answered with `status` (4xx) and the body
+// {"error": what()}.
+class RequestError : public std::runtime_error {
+ public:
+  RequestError(int status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
+  int status() const { return status_; }
+
+ private:
+  int status_;
+};
+
+struct InferenceRequest {
+  std::optional<std::string> id;    // echoed in the response
+  std::vector<Ref<Tensor>> inputs;  // one per signature input, in its order
+  // The outputs to answer with, as indices into the signature's outputs, in
+  // the order the request names them; all of them when it names none.
+  std::vector<size_t> outputs;
+};
+
+// Parses an infer request's body ({"inputs": [{"name", "shape", "datatype",
+// "data"}], optionally "id" and "outputs": [{"name"}]}). `data` is the
+// tensor's elements in row-major order, flat or nested. Throws RequestError
+// (400) for malformed JSON, an unknown, missing or repeated input, a wrong
+// datatype, shape or data length, or an element that does not fit.
+InferenceRequest ParseInferenceRequest(std::string_view body, const ModelSignature& signature);
+
+// The response body for `request`, whose model computed `outputs` (one per
+// signature output, in its order).
+std::string EncodeInferenceResponse(const ModelSignature& signature,
+                                    const InferenceRequest& request,
+                                    const std::vector<Ref<Tensor>>& outputs);
+
+// GET /v2/models/NAME: {"name", "versions", "platform", "inputs", "outputs"}.
+std::string EncodeModelMetadata(const ModelSignature& signature);
+
+// GET /v2/models/NAME/ready: {"name", "ready": true}.
+std::string EncodeModelReady(const ModelSignature& signature);
+
+// {"error": message}
+std::string EncodeError(std::string_view message);
+
+}  // namespace relay::serve
