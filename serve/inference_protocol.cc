@@ -1,5 +1,6 @@
 #include "serve/inference_protocol.h"
 
+#include <simdjson.h>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@ namespace relay::serve {
 namespace {
 
 using nlohmann::json;
+namespace dom = simdjson::dom;
 
 [[noreturn]] void BadRequest(const std::string& message) {
   throw RequestError(400, message);
@@ -24,6 +26,15 @@ std::string Text(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+// A parsed request's element or array as (minified) JSON text, for a
+// message.
+std::string Text(dom::element value) {
+  return simdjson::minify(value);
+}
+std::string Text(dom::array value) {
+  return simdjson::minify(value);
+}
+
 std::string ShapeText(const std::vector<int64_t>& shape) {
   std::string text = "[";
   for (size_t axis = 0; axis < shape.size(); ++axis) {
@@ -33,29 +44,54 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
   return text + "]";
 }
 
-const json& Member(const json& object, const char* key, const std::string& where) {
-  auto found = object.find(key);
-  if (found == object.end()) BadRequest(where + " has no \"" + key + "\"");
-  return *found;
+dom::element Member(dom::object object, const char* key, const std::string& where) {
+  dom::element value;
+  if (object[key].get(value) != simdjson::SUCCESS) BadRequest(where + " has no \"" + key + "\"");
+  return value;
 }
 
-// Writes the leaves of `data` (nested arrays of elements, or one flat
-// array; CountLeaves of them) into `out`, checking each with `store`.
-int64_t CountLeaves(const json& data) {
+int64_t CountLeaves(dom::array data) {
   int64_t leaves = 0;
-  for (const json& element : data) leaves += element.is_array() ? CountLeaves(element) : 1;
+  for (dom::element element : data)
+    leaves += element.is_array() ? CountLeaves(element.get_array().value_unsafe()) : 1;
   return leaves;
 }
 
-template <typename T, typename Store>
-void StoreElements(const json& data, T* out, int64_t& written, const Store& store,
-                   const std::string& where) {
-  for (const json& element : data) {
+template <typename T>
+bool StoreElement(dom::element element, T& out) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return element.get(out) == simdjson::SUCCESS;
+  } else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, Float16>) {
+    // get_double takes integers as well as decimals.
+    double value = 0;
+    if (element.get_double().get(value) != simdjson::SUCCESS) return false;
+    if constexpr (std::is_same_v<T, Float16>) {
+      out = Float16(static_cast<float>(value));
+    } else {
+      out = static_cast<T>(value);
+    }
+    return true;
+  } else {
+    int64_t value = 0;
+    if (element.get_int64().get(value) != simdjson::SUCCESS) return false;
+    if (value < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+        value > static_cast<int64_t>(std::numeric_limits<T>::max()))
+      return false;
+    out = static_cast<T>(value);
+    return true;
+  }
+}
+
+// Writes the leaves of `data` (nested arrays of elements, or one flat
+// array; CountLeaves of them) into `out`, checking each.
+template <typename T>
+void StoreElements(dom::array data, T* out, int64_t& written, const std::string& where) {
+  for (dom::element element : data) {
     if (element.is_array()) {
-      StoreElements(element, out, written, store, where);
+      StoreElements(element.get_array().value_unsafe(), out, written, where);
       continue;
     }
-    if (!store(element, out[written])) {
+    if (!StoreElement(element, out[written])) {
       BadRequest(where + ": element " + std::to_string(written) + " (" + Text(element) +
                  ") is not a valid " + std::string(DTypeName(DTypeOf<T>().value())));
     }
@@ -63,64 +99,40 @@ void StoreElements(const json& data, T* out, int64_t& written, const Store& stor
   }
 }
 
-template <typename T>
-bool StoreElement(const json& element, T& out) {
-  if constexpr (std::is_same_v<T, bool>) {
-    if (!element.is_boolean()) return false;
-    out = element.get<bool>();
-  } else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, Float16>) {
-    if (!element.is_number()) return false;
-    double value = element.get<double>();
-    if constexpr (std::is_same_v<T, Float16>) {
-      out = Float16(static_cast<float>(value));
-    } else {
-      out = static_cast<T>(value);
-    }
-  } else if (element.is_number_unsigned()) {
-    uint64_t value = element.get<uint64_t>();
-    if (value > static_cast<uint64_t>(std::numeric_limits<T>::max())) return false;
-    out = static_cast<T>(value);
-  } else if (element.is_number_integer()) {
-    int64_t value = element.get<int64_t>();
-    if (value < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
-        (value > 0 &&
-         static_cast<uint64_t>(value) > static_cast<uint64_t>(std::numeric_limits<T>::max())))
-      return false;
-    out = static_cast<T>(value);
-  } else {
-    return false;
+Ref<Tensor> ParseInput(dom::object input, const TensorSpec& spec, const std::string& where) {
+  std::string_view datatype;
+  if (Member(input, "datatype", where).get(datatype) != simdjson::SUCCESS)
+    BadRequest(where + ": \"datatype\" must be a string");
+  if (datatype != ProtocolDatatype(spec.dtype)) {
+    BadRequest(where + " is " + std::string(ProtocolDatatype(spec.dtype)) + ", got datatype \"" +
+               std::string(datatype) + "\"");
   }
-  return true;
-}
-
-Ref<Tensor> ParseInput(const json& input, const TensorSpec& spec, const std::string& where) {
-  const json& datatype = Member(input, "datatype", where);
-  if (!datatype.is_string()) BadRequest(where + ": \"datatype\" must be a string");
-  if (datatype.get_ref<const std::string&>() != ProtocolDatatype(spec.dtype)) {
-    BadRequest(where + " is " + std::string(ProtocolDatatype(spec.dtype)) + ", got datatype " +
-               Text(datatype));
-  }
-  const json& shape_json = Member(input, "shape", where);
-  if (!shape_json.is_array()) BadRequest(where + ": \"shape\" must be an array of extents");
-  const json& data = Member(input, "data", where);
-  if (!data.is_array()) BadRequest(where + ": \"data\" must be an array");
-  auto shape_error = [&](const std::string& got) {
-    BadRequest(where + " has shape " + ShapeText(spec.shape) + " (-1: any extent), got " + got);
+  dom::array shape_json;
+  if (Member(input, "shape", where).get(shape_json) != simdjson::SUCCESS)
+    BadRequest(where + ": \"shape\" must be an array of extents");
+  dom::array data;
+  if (Member(input, "data", where).get(data) != simdjson::SUCCESS)
+    BadRequest(where + ": \"data\" must be an array");
+  auto shape_error = [&] {
+    BadRequest(where + " has shape " + ShapeText(spec.shape) + " (-1: any extent), got " +
+               Text(shape_json));
   };
-  if (shape_json.size() != spec.shape.size()) shape_error(Text(shape_json));
+  if (shape_json.size() != spec.shape.size()) shape_error();
   Shape shape;
   int64_t count = 1;
-  for (size_t axis = 0; axis < spec.shape.size(); ++axis) {
-    const json& extent_json = shape_json[axis];
-    if (!extent_json.is_number_integer() || extent_json.get<int64_t>() < 0)
-      shape_error(Text(shape_json));
-    int64_t extent = extent_json.get<int64_t>();
-    if (spec.shape[axis] != -1 && extent != spec.shape[axis]) shape_error(Text(shape_json));
+  size_t axis = 0;
+  for (dom::element extent_json : shape_json) {
+    int64_t extent = 0;
+    if (extent_json.get_int64().get(extent) != simdjson::SUCCESS || extent < 0) shape_error();
+    if (spec.shape[axis] != -1 && extent != spec.shape[axis]) shape_error();
     shape.push_back(extent);
     if (extent > 0 && count > std::numeric_limits<int64_t>::max() / extent)
       BadRequest(where + ": shape " + Text(shape_json) + " holds too many elements");
     count *= extent;
+    ++axis;
   }
+  // Counted before allocating, so a huge shape with little data allocates
+  // nothing.
   int64_t leaves = CountLeaves(data);
   if (leaves != count) {
     BadRequest(where + ": shape " + Text(shape_json) + " holds " + std::to_string(count) +
@@ -129,9 +141,9 @@ Ref<Tensor> ParseInput(const json& input, const TensorSpec& spec, const std::str
   int64_t written = 0;
   Ref<Tensor> tensor = Tensor::Empty(HostDevice(), shape, spec.dtype);
   switch (spec.dtype) {
-#define RELAY_DTYPE(kind, name, ctype, size, code, numpy_kind)                       \
-  case DType::kind:                                                                  \
-    StoreElements(data, tensor->data<ctype>(), written, StoreElement<ctype>, where); \
+#define RELAY_DTYPE(kind, name, ctype, size, code, numpy_kind)  \
+  case DType::kind:                                             \
+    StoreElements(data, tensor->data<ctype>(), written, where); \
     break;
 #include "relay/dtypes.def"
 #undef RELAY_DTYPE
@@ -192,48 +204,64 @@ json TensorMetadata(const TensorSpec& spec) {
 }  // namespace
 
 InferenceRequest ParseInferenceRequest(std::string_view body, const ModelSignature& signature) {
-  json document = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (document.is_discarded()) BadRequest("the request body is not valid JSON");
-  if (!document.is_object()) BadRequest("the request body must be a JSON object");
-  InferenceRequest request;
-  if (auto id = document.find("id"); id != document.end()) {
-    if (!id->is_string()) BadRequest("\"id\" must be a string");
-    request.id = id->get<std::string>();
+  // One parser per thread keeps its buffers from request to request.
+  thread_local dom::parser parser;
+  dom::element document;
+  if (simdjson::error_code error = parser.parse(body.data(), body.size()).get(document)) {
+    BadRequest(std::string("the request body is not valid JSON: ") +
+               simdjson::error_message(error));
   }
-  const json& inputs = Member(document, "inputs", "the request");
-  if (!inputs.is_array()) BadRequest("\"inputs\" must be an array");
+  dom::object object;
+  if (document.get(object) != simdjson::SUCCESS)
+    BadRequest("the request body must be a JSON object");
+  InferenceRequest request;
+  if (dom::element id; object["id"].get(id) == simdjson::SUCCESS) {
+    std::string_view text;
+    if (id.get(text) != simdjson::SUCCESS) BadRequest("\"id\" must be a string");
+    request.id = std::string(text);
+  }
+  dom::array inputs;
+  if (Member(object, "inputs", "the request").get(inputs) != simdjson::SUCCESS)
+    BadRequest("\"inputs\" must be an array");
   request.inputs.resize(signature.inputs.size());
-  for (const json& input : inputs) {
-    if (!input.is_object()) BadRequest("each of \"inputs\" must be an object");
-    const json& name = Member(input, "name", "an input");
-    if (!name.is_string()) BadRequest("an input's \"name\" must be a string");
-    const std::string& input_name = name.get_ref<const std::string&>();
+  for (dom::element input_element : inputs) {
+    dom::object input;
+    if (input_element.get(input) != simdjson::SUCCESS)
+      BadRequest("each of \"inputs\" must be an object");
+    std::string_view name;
+    if (Member(input, "name", "an input").get(name) != simdjson::SUCCESS)
+      BadRequest("an input's \"name\" must be a string");
     size_t index = 0;
-    while (index < signature.inputs.size() && signature.inputs[index].name != input_name) ++index;
+    while (index < signature.inputs.size() && signature.inputs[index].name != name) ++index;
     if (index == signature.inputs.size()) {
       std::string known;
       for (const TensorSpec& spec : signature.inputs)
         known += (known.empty() ? "" : ", ") + spec.name;
-      BadRequest("model '" + signature.name + "' has no input '" + input_name +
+      BadRequest("model '" + signature.name + "' has no input '" + std::string(name) +
                  "' (its inputs: " + known + ")");
     }
-    if (request.inputs[index]) BadRequest("input '" + input_name + "' is given twice");
+    if (request.inputs[index]) BadRequest("input '" + std::string(name) + "' is given twice");
     request.inputs[index] =
-        ParseInput(input, signature.inputs[index], "input '" + input_name + "'");
+        ParseInput(input, signature.inputs[index], "input '" + std::string(name) + "'");
   }
   for (size_t index = 0; index < signature.inputs.size(); ++index) {
     if (!request.inputs[index])
       BadRequest("input '" + signature.inputs[index].name + "' is missing");
   }
-  if (auto outputs = document.find("outputs"); outputs != document.end()) {
-    if (!outputs->is_array()) BadRequest("\"outputs\" must be an array");
-    for (const json& output : *outputs) {
-      if (!output.is_object()) BadRequest("each of \"outputs\" must be an object");
-      const json& name = Member(output, "name", "a requested output");
+  if (dom::element outputs_element; object["outputs"].get(outputs_element) == simdjson::SUCCESS) {
+    dom::array outputs;
+    if (outputs_element.get(outputs) != simdjson::SUCCESS)
+      BadRequest("\"outputs\" must be an array");
+    for (dom::element output_element : outputs) {
+      dom::object output;
+      if (output_element.get(output) != simdjson::SUCCESS)
+        BadRequest("each of \"outputs\" must be an object");
+      dom::element name = Member(output, "name", "a requested output");
+      std::string_view text;
+      bool is_string = name.get(text) == simdjson::SUCCESS;
       size_t index = 0;
       while (index < signature.outputs.size() &&
-             !(name.is_string() &&
-               signature.outputs[index].name == name.get_ref<const std::string&>()))
+             !(is_string && signature.outputs[index].name == text))
         ++index;
       if (index == signature.outputs.size())
         BadRequest("model '" + signature.name + "' has no output " + Text(name));

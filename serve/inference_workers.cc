@@ -1,6 +1,8 @@
 #include "serve/inference_workers.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <optional>
 
 #include "relay/error.h"
@@ -8,10 +10,41 @@
 
 namespace relay::serve {
 
+namespace {
+
+// How long a thread spins (yielding) before it sleeps: a worker waiting for
+// the next request, a caller waiting for its answer. Waking a sleeping
+// thread costs tens of microseconds on a virtual machine (a condition
+// variable's round trip took 55 us on the 2-core one bench/serve/ ran on),
+// which would otherwise be most of a small model's overhead.
+constexpr auto kSpinBeforeSleeping = std::chrono::microseconds(300);
+
+template <typename Ready>
+bool SpinUntil(const Ready& ready) {
+  auto until = std::chrono::steady_clock::now() + kSpinBeforeSleeping;
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+}  // namespace
+
 struct InferenceWorkers::Job {
   Tensors inputs;
   std::optional<int64_t> rows;  // set when the request may join a batch
-  std::promise<Tensors> promise;
+  // The answer: set by the worker, then `done`.
+  Tensors outputs;
+  std::exception_ptr error;
+  // An int, not a bool: libstdc++ waits on an int with a futex on its own
+  // address, and on a bool through a shared table of proxy waiters.
+  std::atomic<int> done{0};
+
+  void Finish() {
+    done.store(1, std::memory_order_release);
+    done.notify_one();
+  }
 };
 
 class InferenceWorkers::Worker {
@@ -30,15 +63,18 @@ class InferenceWorkers::Worker {
   // Requests collected into one run, in arrival order; owned by the fiber
   // of the first (its leader), which runs them.
   struct Batch {
-    std::vector<std::unique_ptr<Job>> jobs;
+    std::vector<std::shared_ptr<Job>> jobs;
     int64_t rows = 0;
     FiberScheduler::Fiber* leader = nullptr;
   };
 
   bool batching() const { return pool_.options_.max_batch > 0; }
 
-  void Serve(std::unique_ptr<Job> job);  // a request's fiber
-  void JoinBatch(std::unique_ptr<Job> job);
+  // Lets another worker collect the next batch once this one has no open
+  // batch with room left. Holds pool_.mutex_.
+  void StopCollectingIfFull();
+  void Serve(std::shared_ptr<Job> job);  // a request's fiber
+  void JoinBatch(std::shared_ptr<Job> job);
   void RunBatch(Batch& batch);
   void RunAlone(Job& job);
   Tensors Invoke(const Tensors& inputs);
@@ -64,26 +100,21 @@ void InferenceWorkers::Worker::Run() {
   };
   while (true) {
     while (may_take()) {
-      std::unique_ptr<Job> job = std::move(pool_.queue_.front());
+      std::shared_ptr<Job> job = std::move(pool_.queue_.front());
       pool_.queue_.pop_front();
+      pool_.queued_.store(pool_.queue_.size(), std::memory_order_relaxed);
       if (batching()) {
         taken_rows_ += job->rows.value_or(pool_.options_.max_batch);
         pool_.collecting_ = id_;
       }
-      scheduler_.Spawn([this, job = job.release()] { Serve(std::unique_ptr<Job>(job)); });
+      scheduler_.Spawn([this, job = std::move(job)]() mutable { Serve(std::move(job)); });
     }
     std::optional<FiberScheduler::Clock::time_point> deadline = scheduler_.next_deadline();
     if (scheduler_.has_ready() || (deadline && *deadline <= FiberScheduler::Clock::now())) {
       lock.unlock();
       scheduler_.RunReady();
       lock.lock();
-      // Still collecting while a batch is open with room in it; else the
-      // next batch is another worker's to collect.
-      if (pool_.collecting_ == id_ &&
-          (open_batches_.empty() || taken_rows_ >= pool_.options_.max_batch)) {
-        pool_.collecting_ = -1;
-        pool_.arrivals_.notify_all();
-      }
+      StopCollectingIfFull();
       continue;
     }
     if (pool_.stopping_ && pool_.queue_.empty() && scheduler_.empty()) return;
@@ -92,13 +123,38 @@ void InferenceWorkers::Worker::Run() {
     };
     if (deadline) {
       pool_.arrivals_.wait_until(lock, *deadline, woken);
-    } else {
-      pool_.arrivals_.wait(lock, woken);
+      continue;
     }
+    // Idle: without batching, spin a while for the next request before
+    // sleeping. (With batching, a request waits for its batch far longer
+    // than a wake-up takes, and a worker may have to leave queued requests
+    // to the one collecting.)
+    // One worker spins at a time, so that spinners do not take the cores
+    // from the workers running requests.
+    bool arrived = false;
+    if (!batching() && !pool_.worker_spinning_.exchange(true)) {
+      lock.unlock();
+      arrived = SpinUntil([&] { return pool_.queued_.load(std::memory_order_relaxed) > 0; });
+      // Cleared before the queue is looked at under the lock, so that a
+      // request queued meanwhile is seen here or notified (Run).
+      pool_.worker_spinning_.store(false);
+      lock.lock();
+    }
+    if (!arrived) pool_.arrivals_.wait(lock, woken);
   }
 }
 
-void InferenceWorkers::Worker::Serve(std::unique_ptr<Job> job) {
+void InferenceWorkers::Worker::StopCollectingIfFull() {
+  // Still collecting while a batch is open with room in it; else the next
+  // batch is another worker's to collect.
+  if (pool_.collecting_ == id_ &&
+      (open_batches_.empty() || taken_rows_ >= pool_.options_.max_batch)) {
+    pool_.collecting_ = -1;
+    pool_.arrivals_.notify_all();
+  }
+}
+
+void InferenceWorkers::Worker::Serve(std::shared_ptr<Job> job) {
   if (!batching() || !job->rows) {
     taken_rows_ -= batching() ? pool_.options_.max_batch : 0;
     RunAlone(*job);
@@ -107,7 +163,7 @@ void InferenceWorkers::Worker::Serve(std::unique_ptr<Job> job) {
   JoinBatch(std::move(job));
 }
 
-void InferenceWorkers::Worker::JoinBatch(std::unique_ptr<Job> job) {
+void InferenceWorkers::Worker::JoinBatch(std::shared_ptr<Job> job) {
   const int64_t max_batch = pool_.options_.max_batch;
   auto fits = [&](const Batch* batch) {
     return SameTrailingShapes(batch->jobs.front()->inputs, job->inputs);
@@ -146,13 +202,18 @@ void InferenceWorkers::Worker::JoinBatch(std::unique_ptr<Job> job) {
 
 void InferenceWorkers::Worker::RunBatch(Batch& batch) {
   taken_rows_ -= batch.rows;
+  {
+    // While this batch runs, another worker collects the next one.
+    std::lock_guard lock(pool_.mutex_);
+    StopCollectingIfFull();
+  }
   if (batch.jobs.size() == 1) {
     RunAlone(*batch.jobs.front());
     return;
   }
   std::vector<const Tensors*> inputs;
   std::vector<int64_t> rows;
-  for (const std::unique_ptr<Job>& job : batch.jobs) {
+  for (const std::shared_ptr<Job>& job : batch.jobs) {
     inputs.push_back(&job->inputs);
     rows.push_back(*job->rows);
   }
@@ -164,26 +225,26 @@ void InferenceWorkers::Worker::RunBatch(Batch& batch) {
     // own error (or result).
   }
   if (!split) {
-    for (const std::unique_ptr<Job>& job : batch.jobs) RunAlone(*job);
+    for (const std::shared_ptr<Job>& job : batch.jobs) RunAlone(*job);
     return;
   }
   metrics_.RecordRun(batch.jobs.size());
-  for (size_t index = 0; index < batch.jobs.size(); ++index)
-    batch.jobs[index]->promise.set_value(std::move((*split)[index]));
+  for (size_t index = 0; index < batch.jobs.size(); ++index) {
+    batch.jobs[index]->outputs = std::move((*split)[index]);
+    batch.jobs[index]->Finish();
+  }
 }
 
 void InferenceWorkers::Worker::RunAlone(Job& job) {
   try {
-    Tensors outputs = Invoke(job.inputs);
-    metrics_.RecordRun(1);
-    job.promise.set_value(std::move(outputs));
+    job.outputs = Invoke(job.inputs);
   } catch (const Error&) {
-    metrics_.RecordRun(1);
-    job.promise.set_exception(std::current_exception());
+    job.error = std::current_exception();
   } catch (const std::exception& error) {
-    metrics_.RecordRun(1);
-    job.promise.set_exception(std::make_exception_ptr(Error(ErrorKind::kInternal, error.what())));
+    job.error = std::make_exception_ptr(Error(ErrorKind::kInternal, error.what()));
   }
+  metrics_.RecordRun(1);
+  job.Finish();
 }
 
 Tensors InferenceWorkers::Worker::Invoke(const Tensors& inputs) {
@@ -217,24 +278,36 @@ InferenceWorkers::~InferenceWorkers() {
   Shutdown();
 }
 
-std::future<Tensors> InferenceWorkers::Submit(Tensors inputs) {
-  auto job = std::make_unique<Job>();
+Tensors InferenceWorkers::Run(Tensors inputs) {
+  auto job = std::make_shared<Job>();
   job->inputs = std::move(inputs);
   if (options_.max_batch > 0) job->rows = LeadingRows(job->inputs);
-  std::future<Tensors> result = job->promise.get_future();
   {
     std::lock_guard lock(mutex_);
     if (stopping_) throw Error(ErrorKind::kUsage, "the server is shutting down");
-    queue_.push_back(std::move(job));
+    queue_.push_back(job);
+    queued_.store(queue_.size(), std::memory_order_relaxed);
   }
   // With batching, the worker collecting a batch must hear of the arrival,
   // whichever others wait too.
   if (options_.max_batch > 0) {
     arrivals_.notify_all();
-  } else {
+  } else if (!worker_spinning_.load()) {
+    // (A spinning worker will see the request without being woken.)
     arrivals_.notify_one();
   }
-  return result;
+  // A caller spins only while the workers can take its request at once
+  // (no batching, no more callers than workers): many spinning callers
+  // would take the cores from the workers they wait for.
+  size_t callers = callers_.fetch_add(1, std::memory_order_relaxed) + 1;
+  bool spin = options_.max_batch == 0 && callers <= options_.workers;
+  if (!spin || !SpinUntil([&] { return job->done.load(std::memory_order_acquire) != 0; })) {
+    while (job->done.load(std::memory_order_acquire) == 0)
+      job->done.wait(0, std::memory_order_acquire);
+  }
+  callers_.fetch_sub(1, std::memory_order_relaxed);
+  if (job->error) std::rethrow_exception(job->error);
+  return std::move(job->outputs);
 }
 
 size_t InferenceWorkers::queue_length() const {

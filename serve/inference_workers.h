@@ -13,15 +13,15 @@
 // request's data, say) or its outputs do not keep the rows apart, each
 // request runs alone, so a request's answer never depends on its company.
 //
-// Thread-safety: Submit, queue_length and Shutdown may be called from any
+// Thread-safety: Run, queue_length and Shutdown may be called from any
 // thread at once.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -49,11 +49,12 @@ class InferenceWorkers {
   // Shutdown, if not done yet.
   ~InferenceWorkers();
 
-  // Queues a run of @main on `inputs` (one per parameter, in order,
-  // checked against the signature). The future gives the outputs (one per
-  // signature output) or throws the run's relay::Error. Throws kUsage once
+  // Runs @main on `inputs` (one per parameter, in order, checked against
+  // the signature) on a worker, and returns the outputs (one per signature
+  // output) once it has run; throws the run's relay::Error. The calling
+  // thread waits (spinning briefly, then asleep). Throws kUsage once
   // Shutdown has begun.
-  std::future<Tensors> Submit(Tensors inputs);
+  Tensors Run(Tensors inputs);
 
   // Requests queued and not yet taken by a worker.
   size_t queue_length() const;
@@ -73,8 +74,11 @@ class InferenceWorkers {
   const WorkerOptions options_;
   mutable std::mutex mutex_;
   std::condition_variable arrivals_;
-  std::deque<std::unique_ptr<Job>> queue_;
-  int collecting_ = -1;  // the worker collecting a batch, or -1
+  std::deque<std::shared_ptr<Job>> queue_;
+  std::atomic<size_t> queued_{0};             // queue_.size(), read without the lock
+  std::atomic<size_t> callers_{0};            // threads waiting in Run
+  std::atomic<bool> worker_spinning_{false};  // an idle worker spins for requests
+  int collecting_ = -1;                       // the worker collecting a batch, or -1
   bool stopping_ = false;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;

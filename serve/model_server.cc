@@ -144,7 +144,7 @@ void ModelServer::AddRoutes() {
     if (known_model(request, response)) {
       try {
         InferenceRequest inference = ParseInferenceRequest(request.body, signature_);
-        Tensors outputs = workers_.Submit(std::move(inference.inputs)).get();
+        Tensors outputs = workers_.Run(std::move(inference.inputs));
         Answer(response, 200, EncodeInferenceResponse(signature_, inference, outputs));
       } catch (const RequestError& error) {
         Answer(response, error.status(), EncodeError(error.what()));

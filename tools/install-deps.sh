@@ -14,9 +14,9 @@ packages=(
   libzstd-dev
   # runtime core
   libmimalloc-dev libboost-context-dev libdlpack-dev zlib1g-dev libedit-dev
-  # relay-vm serve: HTTP and JSON (also the tests' Chrome trace parsing);
-  # wrk drives bench/serve/
-  libcpp-httplib-dev nlohmann-json3-dev wrk
+  # relay-vm serve: HTTP, JSON requests read by simdjson and answers
+  # written by nlohmann-json (which the tests use too, e.g. on Chrome traces)
+  libcpp-httplib-dev libsimdjson-dev nlohmann-json3-dev
   # optional device backends (headers only: drivers are loaded at run time)
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libxrt-dev
   # tests and benchmarks
