@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include "relay/error.h"
@@ -35,6 +36,11 @@ class ModelServer::HttpServer : public httplib::Server {
 
 namespace {
 
+// The body's length as its Content-Length header says (0 without one).
+uint64_t DeclaredLength(const httplib::Request& request) {
+  return std::strtoull(request.get_header_value("Content-Length").c_str(), nullptr, 10);
+}
+
 void Answer(httplib::Response& response, int status, const std::string& body) {
   response.status = status;
   response.set_content(body, kJson);
@@ -64,6 +70,11 @@ ModelServer::ModelServer(const Executable& executable, const ServerOptions& opti
 
 ModelServer::~ModelServer() = default;
 
+std::string ModelServer::BodyTooLarge() const {
+  return "the request body is over " + std::to_string(options_.max_body_bytes) +
+         " bytes (--max-body-bytes)";
+}
+
 void ModelServer::AddRoutes() {
   // Any 4xx or 5xx that a handler did not answer itself (no route, a body
   // over the limit, a malformed HTTP request) gets a JSON error too.
@@ -73,8 +84,7 @@ void ModelServer::AddRoutes() {
     if (response.status == 404) {
       message = "no endpoint " + request.method + " " + request.path;
     } else if (response.status == 413) {
-      message = "the request body is over " + std::to_string(options_.max_body_bytes) +
-                " bytes (--max-body-bytes)";
+      message = BodyTooLarge();
     } else {
       message = "HTTP status " + std::to_string(response.status);
     }
@@ -137,13 +147,31 @@ void ModelServer::AddRoutes() {
                if (known_model(request, response))
                  Answer(response, 200, EncodeModelReady(signature_));
              });
+  // The body is read here rather than by httplib, which would parse a body
+  // sent as application/x-www-form-urlencoded (curl -d's default) as a form
+  // and refuse one over 8 KiB.
   http_->Post(model_path + "/infer", [this, known_model](const httplib::Request& request,
-                                                         httplib::Response& response) {
+                                                         httplib::Response& response,
+                                                         const httplib::ContentReader& reader) {
     Clock::time_point start = Clock::now();
     in_flight_.fetch_add(1);
     if (known_model(request, response)) {
       try {
-        InferenceRequest inference = ParseInferenceRequest(request.body, signature_);
+        if (request.is_multipart_form_data())
+          throw RequestError(400, "an inference request is a JSON body, not multipart form data");
+        std::string body;
+        bool over_limit = false;
+        bool read = reader([&](const char* data, size_t length) {
+          over_limit = body.size() + length > options_.max_body_bytes;
+          if (!over_limit) body.append(data, length);
+          return !over_limit;
+        });
+        // httplib's reader also stops at the limit (set_payload_max_length),
+        // with an empty body.
+        if (over_limit || DeclaredLength(request) > options_.max_body_bytes)
+          throw RequestError(413, BodyTooLarge());
+        if (!read) throw RequestError(400, "the request body could not be read");
+        InferenceRequest inference = ParseInferenceRequest(body, signature_);
         Tensors outputs = workers_.Run(std::move(inference.inputs));
         Answer(response, 200, EncodeInferenceResponse(signature_, inference, outputs));
       } catch (const RequestError& error) {

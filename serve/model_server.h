@@ -62,6 +62,7 @@ class ModelServer {
  private:
   class HttpServer;
   void AddRoutes();
+  std::string BodyTooLarge() const;
 
   const ServerOptions options_;
   const ModelSignature signature_;

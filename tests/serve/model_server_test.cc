@@ -142,12 +142,22 @@ TEST(ModelServer, AnswersEveryEndpoint) {
   ASSERT_TRUE(versioned);
   EXPECT_EQ(json::parse(versioned->body)["outputs"], response["outputs"]);
 
+  // Whatever the content type: curl -d sends JSON as a form, which httplib
+  // would parse as one (and refuse over 8 KiB) if the server let it.
+  std::mt19937 random(3);
+  std::vector<float> many = RandomRows(random, 700);
+  httplib::Result as_form = client.Post("/v2/models/rows/infer", RowsRequest(many).dump(),
+                                        "application/x-www-form-urlencoded");
+  ASSERT_TRUE(as_form);
+  ASSERT_EQ(as_form->status, 200) << as_form->body;
+  ExpectRowsResults(many, json::parse(as_form->body));
+
   httplib::Result metrics = client.Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_EQ(metrics->status, 200);
-  EXPECT_NE(metrics->body.find("relay_serve_requests_total{model=\"rows\"} 2\n"), std::string::npos)
+  EXPECT_NE(metrics->body.find("relay_serve_requests_total{model=\"rows\"} 3\n"), std::string::npos)
       << metrics->body;
-  EXPECT_NE(metrics->body.find("relay_serve_request_duration_seconds_count{model=\"rows\"} 2\n"),
+  EXPECT_NE(metrics->body.find("relay_serve_request_duration_seconds_count{model=\"rows\"} 3\n"),
             std::string::npos);
   EXPECT_NE(metrics->body.find("relay_serve_queue_length{model=\"rows\"} 0\n"), std::string::npos);
   EXPECT_NE(metrics->body.find("# TYPE relay_serve_request_duration_seconds histogram"),
@@ -190,10 +200,33 @@ TEST(ModelServer, AnswersBadRequestsWithAnErrorAndGoesOn) {
     ASSERT_TRUE(live) << "no answer after " << body.substr(0, 80);
     EXPECT_EQ(live->status, 200);
   }
-  httplib::Result metrics = client.Get("/metrics");
+  // A body over the limit sent in chunks (no Content-Length to refuse it by).
+  httplib::Result chunked = client.Post(
+      "/v2/models/rows/infer",
+      [](size_t offset, httplib::DataSink& sink) {
+        std::string piece(1000, ' ');
+        if (offset < 10000) {
+          sink.write(piece.data(), piece.size());
+        } else {
+          sink.done();
+        }
+        return true;
+      },
+      "application/json");
+  ASSERT_TRUE(chunked);
+  EXPECT_EQ(chunked->status, 413) << chunked->body;
+  httplib::Result multipart = running.Client().Post(
+      "/v2/models/rows/infer", httplib::MultipartFormDataItems{{"inputs", "[]", "", ""}});
+  ASSERT_TRUE(multipart);
+  EXPECT_EQ(multipart->status, 400) << multipart->body;
+  httplib::Result live = running.Client().Get("/v2/health/live");
+  ASSERT_TRUE(live);
+  EXPECT_EQ(live->status, 200);
+
+  httplib::Result metrics = running.Client().Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(
-      metrics->body.find("relay_serve_request_failures_total{model=\"rows\",code=\"400\"} 7\n"),
+      metrics->body.find("relay_serve_request_failures_total{model=\"rows\",code=\"400\"} 8\n"),
       std::string::npos)
       << metrics->body;
 }
