@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -99,7 +100,35 @@ void StoreElements(dom::array data, T* out, int64_t& written, const std::string&
   }
 }
 
-Ref<Tensor> ParseInput(dom::object input, const TensorSpec& spec, const std::string& where) {
+// The bytes after a request's JSON (the binary data extension), taken by
+// the inputs in turn.
+struct BinarySection {
+  std::string_view bytes;
+  bool present = false;  // the request had an Inference-Header-Content-Length
+};
+
+// An input's "parameters": {"binary_data_size": N}, if it has one.
+std::optional<int64_t> BinaryDataSize(dom::object object, const std::string& where) {
+  dom::object parameters;
+  if (object["parameters"].get(parameters) != simdjson::SUCCESS) return std::nullopt;
+  dom::element size;
+  if (parameters["binary_data_size"].get(size) != simdjson::SUCCESS) return std::nullopt;
+  int64_t value = 0;
+  if (size.get_int64().get(value) != simdjson::SUCCESS || value < 0)
+    BadRequest(where + ": \"binary_data_size\" must be a byte count");
+  return value;
+}
+
+// Whether "parameters" of `object` has `key` true.
+bool Flag(dom::object object, const char* key) {
+  dom::object parameters;
+  bool value = false;
+  return object["parameters"].get(parameters) == simdjson::SUCCESS &&
+         parameters[key].get(value) == simdjson::SUCCESS && value;
+}
+
+Ref<Tensor> ParseInput(dom::object input, const TensorSpec& spec, const std::string& where,
+                       BinarySection& binary) {
   std::string_view datatype;
   if (Member(input, "datatype", where).get(datatype) != simdjson::SUCCESS)
     BadRequest(where + ": \"datatype\" must be a string");
@@ -110,9 +139,20 @@ Ref<Tensor> ParseInput(dom::object input, const TensorSpec& spec, const std::str
   dom::array shape_json;
   if (Member(input, "shape", where).get(shape_json) != simdjson::SUCCESS)
     BadRequest(where + ": \"shape\" must be an array of extents");
+  std::optional<int64_t> binary_size = BinaryDataSize(input, where);
   dom::array data;
-  if (Member(input, "data", where).get(data) != simdjson::SUCCESS)
+  if (binary_size) {
+    if (!binary.present) {
+      BadRequest(where +
+                 " has \"binary_data_size\", but the request no "
+                 "Inference-Header-Content-Length header");
+    }
+    dom::element ignored;
+    if (input["data"].get(ignored) == simdjson::SUCCESS)
+      BadRequest(where + " has both \"data\" and \"binary_data_size\"");
+  } else if (Member(input, "data", where).get(data) != simdjson::SUCCESS) {
     BadRequest(where + ": \"data\" must be an array");
+  }
   auto shape_error = [&] {
     BadRequest(where + " has shape " + ShapeText(spec.shape) + " (-1: any extent), got " +
                Text(shape_json));
@@ -130,6 +170,29 @@ Ref<Tensor> ParseInput(dom::object input, const TensorSpec& spec, const std::str
       BadRequest(where + ": shape " + Text(shape_json) + " holds too many elements");
     count *= extent;
     ++axis;
+  }
+  if (binary_size) {
+    // Checked before allocating, so a huge shape with little data
+    // allocates nothing.
+    if (static_cast<uint64_t>(count) * DTypeSize(spec.dtype) !=
+        static_cast<uint64_t>(*binary_size)) {
+      BadRequest(where + ": shape " + Text(shape_json) + " holds " + std::to_string(count) +
+                 " elements of " + std::to_string(DTypeSize(spec.dtype)) +
+                 " bytes, \"binary_data_size\" is " + std::to_string(*binary_size));
+    }
+    if (static_cast<uint64_t>(*binary_size) > binary.bytes.size()) {
+      BadRequest(where + ": " + std::to_string(*binary_size) + " bytes of binary data, " +
+                 std::to_string(binary.bytes.size()) + " left in the body");
+    }
+    Ref<Tensor> tensor = Tensor::Empty(HostDevice(), shape, spec.dtype);
+    std::memcpy(tensor->host_data(), binary.bytes.data(), static_cast<size_t>(*binary_size));
+    binary.bytes.remove_prefix(static_cast<size_t>(*binary_size));
+    if (spec.dtype == DType::kBool) {
+      // Any nonzero byte is true; stored as 1, the one true a bool holds.
+      auto* bytes = static_cast<uint8_t*>(tensor->host_data());
+      for (int64_t index = 0; index < count; ++index) bytes[index] = bytes[index] != 0;
+    }
+    return tensor;
   }
   // Counted before allocating, so a huge shape with little data allocates
   // nothing.
@@ -203,7 +266,18 @@ json TensorMetadata(const TensorSpec& spec) {
 
 }  // namespace
 
-InferenceRequest ParseInferenceRequest(std::string_view body, const ModelSignature& signature) {
+InferenceRequest ParseInferenceRequest(std::string_view body, const ModelSignature& signature,
+                                       std::optional<size_t> json_length) {
+  BinarySection binary;
+  if (json_length) {
+    if (*json_length > body.size()) {
+      BadRequest("Inference-Header-Content-Length is " + std::to_string(*json_length) +
+                 ", beyond the body's " + std::to_string(body.size()) + " bytes");
+    }
+    binary.bytes = body.substr(*json_length);
+    binary.present = true;
+    body = body.substr(0, *json_length);
+  }
   // One parser per thread keeps its buffers from request to request.
   thread_local dom::parser parser;
   dom::element document;
@@ -242,8 +316,14 @@ InferenceRequest ParseInferenceRequest(std::string_view body, const ModelSignatu
     }
     if (request.inputs[index]) BadRequest("input '" + std::string(name) + "' is given twice");
     request.inputs[index] =
-        ParseInput(input, signature.inputs[index], "input '" + std::string(name) + "'");
+        ParseInput(input, signature.inputs[index], "input '" + std::string(name) + "'", binary);
   }
+  if (!binary.bytes.empty()) {
+    BadRequest(std::to_string(binary.bytes.size()) +
+               " bytes of binary data follow the JSON that no input's \"binary_data_size\" "
+               "takes");
+  }
+  const bool all_binary = Flag(object, "binary_data_output");
   for (size_t index = 0; index < signature.inputs.size(); ++index) {
     if (!request.inputs[index])
       BadRequest("input '" + signature.inputs[index].name + "' is missing");
@@ -266,35 +346,56 @@ InferenceRequest ParseInferenceRequest(std::string_view body, const ModelSignatu
       if (index == signature.outputs.size())
         BadRequest("model '" + signature.name + "' has no output " + Text(name));
       request.outputs.push_back(index);
+      request.binary_outputs.push_back(all_binary || Flag(output, "binary_data"));
     }
   }
   if (request.outputs.empty()) {
-    for (size_t index = 0; index < signature.outputs.size(); ++index)
+    for (size_t index = 0; index < signature.outputs.size(); ++index) {
       request.outputs.push_back(index);
+      request.binary_outputs.push_back(all_binary);
+    }
   }
   return request;
 }
 
-std::string EncodeInferenceResponse(const ModelSignature& signature,
-                                    const InferenceRequest& request,
-                                    const std::vector<Ref<Tensor>>& outputs) {
+EncodedResponse EncodeInferenceResponse(const ModelSignature& signature,
+                                        const InferenceRequest& request,
+                                        const std::vector<Ref<Tensor>>& outputs) {
   // Written piecewise: each output's data goes through the JSON type that
-  // prints its dtype best (DataText), spliced into the envelope.
+  // prints its dtype best (DataText), spliced into the envelope; outputs
+  // answered in bytes follow the JSON.
   json head = {{"model_name", signature.name}, {"model_version", "1"}};
   if (request.id) head["id"] = *request.id;
   std::string body = Text(head);
   body.pop_back();  // the closing brace: the outputs follow
   body += ",\"outputs\":[";
+  std::vector<const Tensor*> in_bytes;
   for (size_t position = 0; position < request.outputs.size(); ++position) {
     size_t index = request.outputs[position];
     const Tensor& tensor = *outputs.at(index);
-    std::string output = Text(json{{"name", signature.outputs[index].name},
-                                   {"datatype", ProtocolDatatype(tensor.dtype())},
-                                   {"shape", tensor.shape()}});
-    output.pop_back();
-    body += (position > 0 ? "," : "") + output + ",\"data\":" + DataText(tensor) + "}";
+    bool binary = position < request.binary_outputs.size() && request.binary_outputs[position];
+    json description = {{"name", signature.outputs[index].name},
+                        {"datatype", ProtocolDatatype(tensor.dtype())},
+                        {"shape", tensor.shape()}};
+    if (binary) description["parameters"] = {{"binary_data_size", tensor.byte_size()}};
+    std::string output = Text(description);
+    if (binary) {
+      in_bytes.push_back(&tensor);
+    } else {
+      output.pop_back();
+      output += ",\"data\":" + DataText(tensor) + "}";
+    }
+    body += (position > 0 ? "," : "") + output;
   }
-  return body + "]}";
+  body += "]}";
+  EncodedResponse response;
+  if (!in_bytes.empty()) {
+    response.json_length = body.size();
+    for (const Tensor* tensor : in_bytes)
+      body.append(static_cast<const char*>(tensor->host_data()), tensor->byte_size());
+  }
+  response.body = std::move(body);
+  return response;
 }
 
 std::string EncodeModelMetadata(const ModelSignature& signature) {

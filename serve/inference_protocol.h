@@ -35,20 +35,42 @@ struct InferenceRequest {
   // The outputs to answer with, as indices into the signature's outputs, in
   // the order the request names them; all of them when it names none.
   std::vector<size_t> outputs;
+  // For each of `outputs`: whether to answer with its bytes rather than
+  // JSON numbers (the binary data extension).
+  std::vector<bool> binary_outputs;
 };
 
 // Parses an infer request's body ({"inputs": [{"name", "shape", "datatype",
 // "data"}], optionally "id" and "outputs": [{"name"}]}). `data` is the
-// tensor's elements in row-major order, flat or nested. Throws RequestError
-// (400) for malformed JSON, an unknown, missing or repeated input, a wrong
-// datatype, shape or data length, or an element that does not fit.
-InferenceRequest ParseInferenceRequest(std::string_view body, const ModelSignature& signature);
+// tensor's elements in row-major order, flat or nested.
+//
+// Triton's binary tensor data extension, which its clients use by default:
+// given `json_length` (the Inference-Header-Content-Length header), the JSON
+// is the body's first `json_length` bytes, and an input with "parameters":
+// {"binary_data_size": N} and no "data" takes the next N bytes after it (in
+// the inputs' order), its elements little-endian and row-major (BOOL one
+// byte each). An output requested with "parameters": {"binary_data": true},
+// or every output under a request's "parameters": {"binary_data_output":
+// true}, is answered in bytes the same way.
+//
+// Throws RequestError (400) for malformed JSON, an unknown, missing or
+// repeated input, a wrong datatype, shape or data length, an element that
+// does not fit, or binary data that does not add up.
+InferenceRequest ParseInferenceRequest(std::string_view body, const ModelSignature& signature,
+                                       std::optional<size_t> json_length = std::nullopt);
 
-// The response body for `request`, whose model computed `outputs` (one per
+struct EncodedResponse {
+  std::string body;
+  // When an output is in bytes: the length of the JSON at the body's front,
+  // for the Inference-Header-Content-Length header.
+  std::optional<size_t> json_length;
+};
+
+// The response to `request`, whose model computed `outputs` (one per
 // signature output, in its order).
-std::string EncodeInferenceResponse(const ModelSignature& signature,
-                                    const InferenceRequest& request,
-                                    const std::vector<Ref<Tensor>>& outputs);
+EncodedResponse EncodeInferenceResponse(const ModelSignature& signature,
+                                        const InferenceRequest& request,
+                                        const std::vector<Ref<Tensor>>& outputs);
 
 // GET /v2/models/NAME: {"name", "versions", "platform", "inputs", "outputs"}.
 std::string EncodeModelMetadata(const ModelSignature& signature);

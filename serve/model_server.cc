@@ -4,6 +4,7 @@
 
 #include <sys/socket.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -171,9 +172,27 @@ void ModelServer::AddRoutes() {
         if (over_limit || DeclaredLength(request) > options_.max_body_bytes)
           throw RequestError(413, BodyTooLarge());
         if (!read) throw RequestError(400, "the request body could not be read");
-        InferenceRequest inference = ParseInferenceRequest(body, signature_);
+        std::optional<size_t> json_length;
+        if (request.has_header("Inference-Header-Content-Length")) {
+          const std::string text = request.get_header_value("Inference-Header-Content-Length");
+          size_t length = 0;
+          auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), length);
+          if (error != std::errc() || end != text.data() + text.size())
+            throw RequestError(
+                400, "Inference-Header-Content-Length must be a byte count, got '" + text + "'");
+          json_length = length;
+        }
+        InferenceRequest inference = ParseInferenceRequest(body, signature_, json_length);
         Tensors outputs = workers_.Run(std::move(inference.inputs));
-        Answer(response, 200, EncodeInferenceResponse(signature_, inference, outputs));
+        EncodedResponse encoded = EncodeInferenceResponse(signature_, inference, outputs);
+        if (encoded.json_length) {
+          response.status = 200;
+          response.set_header("Inference-Header-Content-Length",
+                              std::to_string(*encoded.json_length));
+          response.set_content(std::move(encoded.body), "application/octet-stream");
+        } else {
+          Answer(response, 200, encoded.body);
+        }
       } catch (const RequestError& error) {
         Answer(response, error.status(), EncodeError(error.what()));
       } catch (const Error& error) {

@@ -18,8 +18,10 @@ share, from its request read to its answer written (its latency histogram's
 sum over count, at /metrics), minus Invoke's mean, is reported too: it leaves
 out the client and the loopback trips. For context, the
 round trip of HTTP alone (GET /v2/health/live: no body, no JSON, no worker)
-and the JSON work (serve_load protocol: parsing the request, writing the
-answer) are measured too.
+and the protocol's work (serve_load protocol: reading the request, writing the
+answer) are measured too. The overhead is measured twice: with the tensors as
+JSON numbers, and as bytes (Triton's binary data extension, its clients'
+default).
 
 The models (bench/models/models.py writes their weights into
 build/bench-models/):
@@ -86,6 +88,19 @@ def write_body(case):
     return path, json.dumps(body).encode()
 
 
+def write_binary_body(case):
+    """The same request in Triton's binary data extension: JSON, then the input's bytes,
+    the output asked for in bytes too. Returns the file and the JSON's length."""
+    name, value = case["input"]
+    header = json.dumps({"inputs": [{"name": name, "shape": list(value.shape), "datatype": "FP32",
+                                     "parameters": {"binary_data_size": value.nbytes}}],
+                         "parameters": {"binary_data_output": True}}).encode()
+    path = os.path.join(OUT, case["name"] + "_request.bin")
+    with open(path, "wb") as file:
+        file.write(header + value.astype("<f4").tobytes())
+    return path, len(header)
+
+
 def environment(args):
     return dict(os.environ, RELAY_NUM_THREADS=str(args.threads))
 
@@ -129,23 +144,25 @@ def median(values):
     return sorted(values)[len(values) // 2]
 
 
-def measure_overhead(relay_vm, case, body_path, body, protocol, args):
+def measure_overhead(relay_vm, case, body_path, body, protocol, args, json_length=None):
     """Medians of ROUNDS alternating one-second runs of direct Invoke, the server at one
     client, and HTTP alone (GET /v2/health/live): single runs on a shared 2-core machine
     vary with where the scheduler puts the threads."""
     server = Server(relay_vm, case, [], args)
     direct, direct_mean, served, inside, http_alone = [], [], [], [], []
+    binary = ["--json-length", str(json_length)] if json_length is not None else []
     try:
         check_answer(server, case, body)
         for _ in range(ROUNDS):
             result = serve_load(["direct", "--program", case["program"], "--params",
-                                 case["params"], "--body", body_path, "--seconds", "1"], args)
+                                 case["params"], "--body", body_path, "--seconds", "1"] + binary,
+                                args)
             direct.append(result["p50_us"])
             direct_mean.append(result["mean_us"])
             before = server_time(server, case)
             served.append(serve_load(["http", "--port", str(server.port), "--model", case["name"],
-                                      "--body", body_path, "--clients", "1", "--seconds", "1"],
-                                     args)["p50_us"])
+                                      "--body", body_path, "--clients", "1", "--seconds", "1"]
+                                     + binary, args)["p50_us"])
             after = server_time(server, case)
             inside.append((after[0] - before[0]) / (after[1] - before[1]) * 1e6)
             http_alone.append(serve_load(["http", "--port", str(server.port), "--health",
@@ -155,7 +172,8 @@ def measure_overhead(relay_vm, case, body_path, body, protocol, args):
     print(f"{case['name']}: direct {direct} (means {direct_mean}), served {served} (in the "
           f"server {inside}), HTTP alone {http_alone}, JSON in and out {protocol['p50_us']:.1f} us",
           file=sys.stderr)
-    return (case["title"], median(direct), median(served), median(http_alone), protocol["p50_us"],
+    title = case["title"] + (", binary tensor data" if binary else ", JSON tensor data")
+    return (title, median(direct), median(served), median(http_alone), protocol["p50_us"],
             median(direct_mean), median(inside))
 
 
@@ -180,6 +198,12 @@ def measure(args):
         protocol = serve_load(["protocol", "--program", case["program"], "--params", case["params"],
                                "--body", body_path, "--seconds", str(args.seconds)], args)
         overheads.append(measure_overhead(relay_vm, case, body_path, body, protocol, args))
+        binary_path, json_length = write_binary_body(case)
+        binary_protocol = serve_load(["protocol", "--program", case["program"], "--params",
+                                      case["params"], "--body", binary_path, "--json-length",
+                                      str(json_length), "--seconds", str(args.seconds)], args)
+        overheads.append(measure_overhead(relay_vm, case, binary_path, body, binary_protocol, args,
+                                          json_length))
         for batching in (False, True):
             server = Server(relay_vm, case, BATCHING if batching else [], args)
             try:
@@ -202,10 +226,10 @@ def table(rows, overheads, args):
     for title, batching, clients, result in rows:
         lines.append(f"| {title} | {'on' if batching else 'off'} | {clients} | "
                      f"{result['throughput']:.0f} | {result['p50_us']:.0f} | {result['p99_us']:.0f} |")
-    lines += ["", "| model | direct `Invoke` p50 (µs) | server p50, 1 client (µs) | "
+    lines += ["", "| model, request | direct `Invoke` p50 (µs) | server p50, 1 client (µs) | "
               "overhead, at the client (µs) | HTTP alone, p50 (µs) | direct `Invoke` mean (µs) | "
               "time in the server, mean (µs) | overhead, in the server (µs) | "
-              "JSON in and out, p50 (µs) |",
+              "request read and answer written, p50 (µs) |",
               "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for title, direct, served, http_alone, protocol, direct_mean, inside in overheads:
         lines.append(f"| {title} | {direct:.1f} | {served:.1f} | {served - direct:.1f} | "

@@ -7,7 +7,9 @@
 // http: N threads, each with one keep-alive connection, post FILE.json to
 // /v2/models/NAME/infer back to back for S seconds (after a warm-up of a
 // tenth of that), and every answer must be 200. With --health instead of
-// --body they GET /v2/health/live: the round trip of HTTP alone. direct: the same request's
+// --body they GET /v2/health/live: the round trip of HTTP alone. With
+// --json-length N, FILE is a binary-data request (N bytes of JSON, then the
+// tensors' bytes) in every mode. direct: the same request's
 // inputs run by relay::VirtualMachine::Invoke in a loop, the floor that the
 // server's overhead is measured from. protocol: the request parsed into
 // tensors and the answer encoded, in a loop (the JSON's share of the
@@ -22,6 +24,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -46,6 +49,9 @@ struct Options {
   int clients = 1;
   double seconds = 5;
   bool health = false;  // GET /v2/health/live instead: HTTP's own round trip
+  // The body is binary-data JSON of this length and tensors' bytes (sent
+  // with Inference-Header-Content-Length).
+  std::optional<size_t> json_length;
 };
 
 [[noreturn]] void Fail(const std::string& message) {
@@ -77,6 +83,8 @@ Options Parse(int argc, char** argv) {
       options.params = value;
     } else if (argument == "--clients") {
       options.clients = std::stoi(value);
+    } else if (argument == "--json-length") {
+      options.json_length = std::stoul(value);
     } else if (argument == "--seconds") {
       options.seconds = std::stod(value);
     } else {
@@ -122,6 +130,9 @@ void Report(std::vector<double> latencies_us, uint64_t errors, double seconds) {
 int RunHttp(const Options& options) {
   const std::string body = options.health ? "" : ReadFile(options.body_path);
   const std::string path = "/v2/models/" + options.model + "/infer";
+  httplib::Headers headers;
+  if (options.json_length)
+    headers.emplace("Inference-Header-Content-Length", std::to_string(*options.json_length));
   const auto warmup = std::chrono::duration<double>(options.seconds / 10);
   const auto measured = std::chrono::duration<double>(options.seconds);
   std::vector<std::vector<double>> latencies(options.clients);
@@ -140,7 +151,9 @@ int RunHttp(const Options& options) {
         Clock::time_point sent = Clock::now();
         if (sent >= end) break;
         httplib::Result result = options.health ? client.Get("/v2/health/live")
-                                                : client.Post(path, body, "application/json");
+                                 : options.json_length
+                                     ? client.Post(path, headers, body, "application/octet-stream")
+                                     : client.Post(path, body, "application/json");
         Clock::time_point answered = Clock::now();
         if (!result || result->status != 200) {
           if (errors.fetch_add(1) == 0) {
@@ -168,8 +181,8 @@ int RunDirect(const Options& options) {
   relay::Executable executable =
       relay::Executable::Load(options.program, {.params_path = options.params});
   relay::serve::ModelSignature signature = relay::serve::DescribeModel(executable, options.model);
-  relay::serve::InferenceRequest request =
-      relay::serve::ParseInferenceRequest(ReadFile(options.body_path), signature);
+  relay::serve::InferenceRequest request = relay::serve::ParseInferenceRequest(
+      ReadFile(options.body_path), signature, options.json_length);
   std::vector<relay::Value> arguments(request.inputs.begin(), request.inputs.end());
   relay::VirtualMachine machine(executable);
   Clock::time_point measure_from =
@@ -197,7 +210,8 @@ int RunProtocol(const Options& options) {
       relay::Executable::Load(options.program, {.params_path = options.params});
   relay::serve::ModelSignature signature = relay::serve::DescribeModel(executable, options.model);
   const std::string body = ReadFile(options.body_path);
-  relay::serve::InferenceRequest request = relay::serve::ParseInferenceRequest(body, signature);
+  relay::serve::InferenceRequest request =
+      relay::serve::ParseInferenceRequest(body, signature, options.json_length);
   std::vector<relay::Value> arguments(request.inputs.begin(), request.inputs.end());
   relay::VirtualMachine machine(executable);
   relay::Value result = machine.Invoke("main", std::span<const relay::Value>(arguments));
@@ -213,8 +227,9 @@ int RunProtocol(const Options& options) {
   std::vector<double> latencies;
   while (Clock::now() < end) {
     Clock::time_point started = Clock::now();
-    relay::serve::InferenceRequest parsed = relay::serve::ParseInferenceRequest(body, signature);
-    std::string answer = relay::serve::EncodeInferenceResponse(signature, parsed, outputs);
+    relay::serve::InferenceRequest parsed =
+        relay::serve::ParseInferenceRequest(body, signature, options.json_length);
+    std::string answer = relay::serve::EncodeInferenceResponse(signature, parsed, outputs).body;
     latencies.push_back(std::chrono::duration<double, std::micro>(Clock::now() - started).count());
   }
   Report(std::move(latencies), 0, options.seconds);

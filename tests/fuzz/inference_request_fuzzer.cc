@@ -44,9 +44,16 @@ const relay::serve::ModelSignature& Signature() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const relay::serve::ModelSignature& signature = Signature();
   std::string_view body(reinterpret_cast<const char*>(data), size);
+  // A body starting "B" and two bytes is a binary-data request whose JSON
+  // is as long as those bytes say (the Inference-Header-Content-Length).
+  std::optional<size_t> json_length;
+  if (size >= 3 && data[0] == 'B') {
+    json_length = data[1] | (size_t{data[2]} << 8);
+    body.remove_prefix(3);
+  }
   relay::serve::InferenceRequest request;
   try {
-    request = relay::serve::ParseInferenceRequest(body, signature);
+    request = relay::serve::ParseInferenceRequest(body, signature, json_length);
   } catch (const relay::serve::RequestError& error) {
     if (error.status() < 400 || error.status() >= 500)
       Fail("a refusal's status is no 4xx", error.what());
@@ -69,6 +76,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t output : request.outputs) {
     if (output >= signature.outputs.size()) Fail("an output out of range", std::string(body));
   }
+  if (request.binary_outputs.size() != request.outputs.size())
+    Fail("binary_outputs does not match outputs", std::string(body));
   // Answer with outputs of the signature's kinds.
   relay::Ref<relay::Tensor> first =
       relay::Tensor::Empty(relay::HostDevice(), {1, 3}, relay::DType::kFloat32);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "relay/devices.h"
@@ -137,7 +138,7 @@ TEST(InferenceProtocol, EncodesOutputsWithShortestFloatText) {
   InferenceRequest request;
   request.id = "r7";
   request.outputs = {1, 0};
-  std::string body = EncodeInferenceResponse(signature, request, {first, second});
+  std::string body = EncodeInferenceResponse(signature, request, {first, second}).body;
   EXPECT_NE(body.find("[0.1,-2.0]"), std::string::npos) << body;
   json response = json::parse(body);
   EXPECT_EQ(response["model_name"], "m");
@@ -148,6 +149,112 @@ TEST(InferenceProtocol, EncodesOutputsWithShortestFloatText) {
   EXPECT_EQ(response["outputs"][0]["data"], json({int64_t{1} << 40, -5}));
   EXPECT_EQ(response["outputs"][1]["shape"], json({1, 2}));
   EXPECT_EQ(response["outputs"][1]["data"][0].get<float>(), 0.1f);
+}
+
+// Triton's binary data extension: the JSON, then the inputs' bytes.
+std::string BinaryBody(json header, const std::string& bytes, size_t& json_length) {
+  std::string text = header.dump();
+  json_length = text.size();
+  return text + bytes;
+}
+
+json BinaryHeader() {
+  json header = ValidBody();
+  header["inputs"][0].erase("data");
+  header["inputs"][0]["parameters"] = {{"binary_data_size", 16}};
+  header["inputs"][1].erase("data");
+  header["inputs"][1]["parameters"] = {{"binary_data_size", 2}};
+  return header;
+}
+
+std::string BinaryBytes() {
+  float x[4] = {1.5f, -2, 0.25f, 8};
+  std::string bytes(reinterpret_cast<const char*>(x), sizeof x);
+  return bytes + std::string("\x00\x07", 2);  // flags: false, true (any nonzero byte)
+}
+
+TEST(InferenceProtocol, TakesInputsAsBinaryData) {
+  size_t json_length = 0;
+  std::string body = BinaryBody(BinaryHeader(), BinaryBytes(), json_length);
+  InferenceRequest request = ParseInferenceRequest(body, TwoInputSignature(), json_length);
+  const Tensor& x = *request.inputs[0];
+  EXPECT_EQ(x.shape(), (Shape{2, 2}));
+  EXPECT_EQ(std::vector<float>(x.data<float>(), x.data<float>() + 4),
+            (std::vector<float>{1.5f, -2, 0.25f, 8}));
+  EXPECT_EQ(static_cast<const uint8_t*>(request.inputs[1]->host_data())[0], 0);
+  EXPECT_EQ(static_cast<const uint8_t*>(request.inputs[1]->host_data())[1], 1);
+  EXPECT_EQ(*request.inputs[2]->data<int8_t>(), -7);
+  EXPECT_EQ(request.binary_outputs, (std::vector<bool>{false, false}));
+}
+
+TEST(InferenceProtocol, RefusesBinaryDataThatDoesNotAddUp) {
+  auto refusal = [](const std::string& body, std::optional<size_t> json_length) -> std::string {
+    try {
+      ParseInferenceRequest(body, TwoInputSignature(), json_length);
+    } catch (const RequestError& error) {
+      EXPECT_EQ(error.status(), 400);
+      return error.what();
+    }
+    return "accepted";
+  };
+  size_t length = 0;
+  std::string body = BinaryBody(BinaryHeader(), BinaryBytes(), length);
+  EXPECT_NE(refusal(BinaryHeader().dump(), std::nullopt).find("no Inference-Header-Content-Length"),
+            std::string::npos);
+  EXPECT_NE(refusal(body, std::nullopt).find("not valid JSON"), std::string::npos);
+  EXPECT_NE(refusal(body, body.size() + 1).find("beyond the body's"), std::string::npos);
+  EXPECT_NE(refusal(body.substr(0, body.size() - 1), length).find("left in the body"),
+            std::string::npos);
+  EXPECT_NE(refusal(body + "x", length).find("1 bytes of binary data follow"), std::string::npos);
+  auto refusal_of = [&](const json& header) {
+    size_t header_length = 0;
+    std::string with_bytes = BinaryBody(header, BinaryBytes(), header_length);
+    return refusal(with_bytes, header_length);
+  };
+  json header = BinaryHeader();
+  header["inputs"][0]["parameters"]["binary_data_size"] = 12;
+  EXPECT_NE(refusal_of(header).find("holds 4 elements of 4 bytes, \"binary_data_size\" is 12"),
+            std::string::npos);
+  header = BinaryHeader();
+  header["inputs"][0]["data"] = {1, 2, 3, 4};
+  EXPECT_NE(refusal_of(header).find("both"), std::string::npos);
+  header = BinaryHeader();
+  header["inputs"][0]["parameters"]["binary_data_size"] = -4;
+  EXPECT_NE(refusal_of(header).find("byte count"), std::string::npos);
+}
+
+TEST(InferenceProtocol, AnswersOutputsAsBinaryDataWhenAsked) {
+  json body = ValidBody();
+  body["outputs"] = {{{"name", "out1"}, {"parameters", {{"binary_data", true}}}},
+                     {{"name", "out0"}}};
+  InferenceRequest request = ParseInferenceRequest(body.dump(), TwoInputSignature());
+  EXPECT_EQ(request.binary_outputs, (std::vector<bool>{true, false}));
+  Ref<Tensor> first = Tensor::Empty(HostDevice(), {1, 2}, DType::kFloat32);
+  first->data<float>()[0] = 0.5f;
+  first->data<float>()[1] = 1.0f;
+  Ref<Tensor> second = Tensor::Empty(HostDevice(), {2}, DType::kInt64);
+  second->data<int64_t>()[0] = 3;
+  second->data<int64_t>()[1] = -4;
+  EncodedResponse encoded = EncodeInferenceResponse(TwoInputSignature(), request, {first, second});
+  ASSERT_TRUE(encoded.json_length);
+  json head = json::parse(encoded.body.substr(0, *encoded.json_length));
+  EXPECT_EQ(head["outputs"][0]["parameters"]["binary_data_size"], 16);
+  EXPECT_FALSE(head["outputs"][0].contains("data"));
+  EXPECT_EQ(head["outputs"][1]["data"], json({0.5, 1.0}));
+  ASSERT_EQ(encoded.body.size(), *encoded.json_length + 16);
+  int64_t values[2];
+  std::memcpy(values, encoded.body.data() + *encoded.json_length, sizeof values);
+  EXPECT_EQ(values[0], 3);
+  EXPECT_EQ(values[1], -4);
+
+  body.erase("outputs");
+  body["parameters"] = {{"binary_data_output", true}};
+  request = ParseInferenceRequest(body.dump(), TwoInputSignature());
+  EXPECT_EQ(request.binary_outputs, (std::vector<bool>{true, true}));
+  EXPECT_FALSE(EncodeInferenceResponse(
+                   TwoInputSignature(),
+                   ParseInferenceRequest(ValidBody().dump(), TwoInputSignature()), {first, second})
+                   .json_length);
 }
 
 TEST(InferenceProtocol, DescribesTheModel) {

@@ -8,6 +8,7 @@
 #include <httplib.h>
 
 #include <cmath>
+#include <cstring>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -229,6 +230,43 @@ TEST(ModelServer, AnswersBadRequestsWithAnErrorAndGoesOn) {
       metrics->body.find("relay_serve_request_failures_total{model=\"rows\",code=\"400\"} 8\n"),
       std::string::npos)
       << metrics->body;
+}
+
+// As Triton's clients send by default: the inputs' bytes after the JSON,
+// and the outputs' bytes back.
+TEST(ModelServer, TakesAndAnswersBinaryTensorData) {
+  RunningServer running("rows.relay", Named("rows"));
+  std::vector<float> values = {0.5f, -1, 2, 0, 3, 3, -2, 1};
+  json header = {
+      {"inputs",
+       {{{"name", "x"},
+         {"shape", {2, 4}},
+         {"datatype", "FP32"},
+         {"parameters", {{"binary_data_size", 32}}}}}},
+      {"outputs",
+       {{{"name", "out1"}, {"parameters", {{"binary_data", true}}}}, {{"name", "out0"}}}}};
+  std::string text = header.dump();
+  std::string body = text + std::string(reinterpret_cast<const char*>(values.data()), 32);
+  httplib::Headers headers = {{"Inference-Header-Content-Length", std::to_string(text.size())}};
+  httplib::Result result =
+      running.Client().Post("/v2/models/rows/infer", headers, body, "application/octet-stream");
+  ASSERT_TRUE(result);
+  ASSERT_EQ(result->status, 200) << result->body;
+  size_t json_length = std::stoul(result->get_header_value("Inference-Header-Content-Length"));
+  json head = json::parse(result->body.substr(0, json_length));
+  ASSERT_EQ(result->body.size(), json_length + 8);
+  float sums[2];
+  std::memcpy(sums, result->body.data() + json_length, sizeof sums);
+  // Back in the JSON order of the earlier checks: out0 then out1.
+  json outputs = {head["outputs"][1], head["outputs"][0]};
+  outputs[1]["data"] = {sums[0], sums[1]};
+  ExpectRowsResults(values, json{{"outputs", outputs}});
+
+  headers = {{"Inference-Header-Content-Length", "many"}};
+  httplib::Result bad =
+      running.Client().Post("/v2/models/rows/infer", headers, body, "application/octet-stream");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400) << bad->body;
 }
 
 TEST(ModelServer, AnswersARuntimeErrorWith500AndGoesOn) {
