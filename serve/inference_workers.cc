@@ -71,7 +71,7 @@ class InferenceWorkers::Worker {
   bool batching() const { return pool_.options_.max_batch > 0; }
 
   // Lets another worker collect the next batch once this one has no open
-  // batch with room left. Holds pool_.mutex_.
+  // batch with room left. Called with pool_.mutex_ held.
   void StopCollectingIfFull();
   void Serve(std::shared_ptr<Job> job);  // a request's fiber
   void JoinBatch(std::shared_ptr<Job> job);
