@@ -1,8 +1,11 @@
-// relay-vm compile IN.relay -o OUT.rbc [--params P.npz]: type-checks and
-// compiles a program and saves its verified bytecode as an executable file
-// (vm/bytecode/executable_file.h), which `relay-vm run` and `disasm` read.
-// --params bakes the arrays of P.npz into the executable as constants in
-// place of @main's parameters of the same names (the rest stay inputs).
+// relay-vm compile IN.relay -o OUT.rbc [--params P.npz] [--strip-debug]:
+// type-checks and compiles a program and saves its verified bytecode as an
+// executable file (vm/bytecode/executable_file.h), which `relay-vm run` and
+// `disasm` read. --params bakes the arrays of P.npz into the executable as
+// constants in place of @main's parameters of the same names (the rest stay
+// inputs). --strip-debug leaves out the debug information (which register
+// holds which Relay variable when), so the file has no debug section; it
+// runs the same.
 #include <ostream>
 #include <string>
 
@@ -29,6 +32,7 @@ int RunCompileCommand(std::span<const std::string_view> arguments, std::ostream&
   std::string input;
   std::string output;
   std::string params;
+  bool strip_debug = false;
   for (size_t index = 0; index < arguments.size(); ++index) {
     std::string_view argument = arguments[index];
     if (argument == "-o" || argument == "--output") {
@@ -37,6 +41,8 @@ int RunCompileCommand(std::span<const std::string_view> arguments, std::ostream&
     } else if (argument == "--params") {
       if (index + 1 >= arguments.size()) UsageError("--params needs a .npz file");
       params = std::string(arguments[++index]);
+    } else if (argument == "--strip-debug") {
+      strip_debug = true;
     } else if (argument.starts_with("-") && argument != "-") {
       UsageError("unknown option '" + std::string(argument) + "'");
     } else if (input.empty()) {
@@ -62,9 +68,16 @@ int RunCompileCommand(std::span<const std::string_view> arguments, std::ostream&
   }
   std::optional<api::Program> program = api::CompileProgram(input, bound, err);
   if (!program) return kExitFailure;
+  const vm::Executable* saved = program->executable.get();
+  vm::Executable stripped;
+  if (strip_debug) {
+    stripped = *program->executable;
+    for (vm::Function& function : stripped.functions) function.variables.clear();
+    saved = &stripped;
+  }
   // What is saved must load: verify before writing anything.
-  vm::Verify(*program->executable);
-  vm::WriteExecutableFile(output, *program->executable);
+  vm::Verify(*saved);
+  vm::WriteExecutableFile(output, *saved);
   return kExitSuccess;
 }
 

@@ -135,12 +135,50 @@ class FunctionCompiler {
     // The return is located at the scope's last expression, not at its lets.
     const ExprNode* last = expr.get();
     while (const auto* let = As<LetNode>(last)) last = let->body.get();
-    if (result >= 0) Emit(vm::Opcode::kRet, {result}, *last);
+    if (result >= 0) {
+      const uint32_t at = static_cast<uint32_t>(Emit(vm::Opcode::kRet, {result}, *last));
+      // The scopes that just closed still hold at their return.
+      for (vm::VariableRange& variable : out_.variables) {
+        if (variable.end == at && variable.begin <= at) variable.end = at + 1;
+      }
+    }
   }
 
+  // Debug information (vm::Function::variables): `var` is held in `reg`
+  // from here to the end of the innermost open scope. Variables the passes
+  // made up (A-normal form's, say) are left out: they carry the span of the
+  // value they name, where the programmer's carry their own.
+  void Bind(const VarNode& var, int32_t reg, const ExprNode* value = nullptr) {
+    variables_[&var] = reg;
+    const Span& own = var.span();
+    const bool made_up =
+        value != nullptr && own.line == value->span().line && own.column == value->span().column &&
+        own.end_line == value->span().end_line && own.end_column == value->span().end_column;
+    if (made_up || var.name_hint.empty()) return;
+    const auto here = static_cast<uint32_t>(out_.code.size());
+    open_variables_.push_back(out_.variables.size());
+    out_.variables.push_back({var.name_hint, reg, here, here});
+  }
+  // Scopes of the debug information: the variables bound after OpenScope
+  // end where CloseScope is called.
+  size_t OpenScope() const { return open_variables_.size(); }
+  void CloseScope(size_t scope) {
+    for (size_t index = scope; index < open_variables_.size(); ++index)
+      out_.variables[open_variables_[index]].end = static_cast<uint32_t>(out_.code.size());
+    open_variables_.resize(scope);
+  }
+  std::vector<size_t> open_variables_;  // indices into out_.variables
+
   // The register holding `expr`'s value; with `tail`, may instead emit the
-  // function's exit itself and return -1.
-  int32_t CompileExpr(const Expr& root, bool tail);
+  // function's exit itself and return -1. The variables it binds are in
+  // scope until it ends.
+  int32_t CompileExpr(const Expr& root, bool tail) {
+    const size_t scope = OpenScope();
+    const int32_t result = CompileScoped(root, tail);
+    CloseScope(scope);
+    return result;
+  }
+  int32_t CompileScoped(const Expr& root, bool tail);
   int32_t CompileCall(const CallNode& call);
   std::unordered_set<const CallNode*> tail_calls_;  // passes::MarkTailCalls
   int32_t CompileMatch(const MatchNode& match, bool tail);
@@ -336,13 +374,15 @@ void FunctionCompiler::Compile() {
   out_.register_count = out_.param_count;
   // Parameters in order: a closure body's captured values come first.
   int32_t next = 0;
+  const size_t scope = OpenScope();
   for (const Var& param : function.params) {
     MarkWorthKilling(next, param->checked_type());
-    variables_[param.get()] = next++;
+    Bind(*param, next++);
   }
   tail_calls_ = passes::MarkTailCalls(function);
   loop_head_ = out_.code.size();
   Tail(function.body);
+  CloseScope(scope);
   if (!prologue_.empty()) {
     // The constants go first; everything else moves down.
     std::vector<int32_t> new_position(out_.code.size() + 1);
@@ -350,6 +390,7 @@ void FunctionCompiler::Compile() {
       new_position[pc] = int32_t(pc + prologue_.size());
     out_.code.insert(out_.code.begin(), prologue_.begin(), prologue_.end());
     vm::RemapJumpTargets(out_.code, new_position);
+    vm::RemapVariableRanges(out_.variables, new_position, out_.code.size());
   }
   ThreadJumps(out_);
   if (block_ >= 0) {
@@ -398,12 +439,12 @@ int32_t FunctionCompiler::MakeClosure(const CallNode& call, const PendingFunctio
   return result;
 }
 
-int32_t FunctionCompiler::CompileExpr(const Expr& root, bool tail) {
+int32_t FunctionCompiler::CompileScoped(const Expr& root, bool tail) {
   Expr expr = root;
   // Let chains in a loop: they may be very long.
   while (const auto* let = As<LetNode>(expr)) {
     if (IsSelfClosure(let->value)) self_vars_.insert(let->var.get());
-    variables_[let->var.get()] = Value(let->value);
+    Bind(*let->var, Value(let->value), let->value.get());
     expr = let->body;
   }
   // Globals, constructors and variables carry the span of their
@@ -659,7 +700,7 @@ int32_t FunctionCompiler::CompileIf(const IfNode& branch, bool tail) {
 void FunctionCompiler::CompilePattern(const Pattern& pattern, int32_t value,
                                       std::vector<size_t>& failures) {
   if (const auto* var = As<PatternVarNode>(pattern)) {
-    variables_[var->var.get()] = value;  // registers are written once: an alias will do
+    Bind(*var->var, value);  // registers are written once: an alias will do
     return;
   }
   const std::vector<Pattern>* fields = nullptr;
@@ -719,7 +760,8 @@ int32_t FunctionCompiler::CompileMatch(const MatchNode& match, bool tail) {
   for (size_t clause = 0; clause < match.clauses.size(); ++clause) {
     if (emission.entries[clause].empty()) continue;
     for (size_t entry : emission.entries[clause]) PatchHere(entry, 0);
-    for (const auto& [var, reg] : emission.shared_registers[clause]) variables_[var] = reg;
+    const size_t scope = OpenScope();
+    for (const auto& [var, reg] : emission.shared_registers[clause]) Bind(*var, reg);
     const Expr& body = match.clauses[clause].body;
     if (tail) {
       Tail(body);
@@ -727,6 +769,7 @@ int32_t FunctionCompiler::CompileMatch(const MatchNode& match, bool tail) {
       Emit(vm::Opcode::kMove, {emission.result, Value(body)}, *body);
       emission.exits.push_back(Emit(vm::Opcode::kGoto, {0}, match));
     }
+    CloseScope(scope);
   }
   for (size_t exit : emission.exits) PatchHere(exit, 0);
   return emission.result;
@@ -759,14 +802,16 @@ void FunctionCompiler::EmitDecision(const passes::DecisionTree& tree, MatchEmiss
       if (emission.leaves[tree.clause] == 1) {
         // The only way in: the body goes here, its variables aliasing the
         // loaded fields.
+        const size_t scope = OpenScope();
         for (const passes::PatternBinding& binding : tree.bindings)
-          variables_[binding.var] = LoadOccurrence(binding.occurrence, emission, *clause.pattern);
+          Bind(*binding.var, LoadOccurrence(binding.occurrence, emission, *clause.pattern));
         if (emission.tail) {
           Tail(clause.body);
         } else {
           Emit(vm::Opcode::kMove, {emission.result, Value(clause.body)}, *clause.body);
           emission.exits.push_back(Emit(vm::Opcode::kGoto, {0}, match));
         }
+        CloseScope(scope);
         return;
       }
       // One of several ways in: the variables move to the body's registers.
@@ -811,6 +856,7 @@ int32_t FunctionCompiler::CompileMatchByClauses(const MatchNode& match, int32_t 
   std::vector<size_t> exits;
   for (const Clause& clause : match.clauses) {
     std::vector<size_t> failures;
+    const size_t scope = OpenScope();
     CompilePattern(clause.pattern, data, failures);
     if (tail) {
       Tail(clause.body);
@@ -818,6 +864,7 @@ int32_t FunctionCompiler::CompileMatchByClauses(const MatchNode& match, int32_t 
       Emit(vm::Opcode::kMove, {result, Value(clause.body)}, *clause.body);
       exits.push_back(Emit(vm::Opcode::kGoto, {0}, match));
     }
+    CloseScope(scope);
     for (size_t failure : failures) PatchHere(failure, 2);
   }
   // After a clause that matches everything, nothing can reach the end.

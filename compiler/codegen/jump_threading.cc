@@ -61,6 +61,7 @@ void ThreadJumps(vm::Function& function) {
   }
   new_position[count] = int32_t(kept.size());
   vm::RemapJumpTargets(kept, new_position);
+  vm::RemapVariableRanges(function.variables, new_position, kept.size());
   code = std::move(kept);
 }
 

@@ -125,6 +125,7 @@ void KillDeadRegisters(vm::Function& function, const std::vector<bool>& worth_ki
   }
   new_position[count] = int32_t(code.size());
   vm::RemapJumpTargets(code, new_position);
+  vm::RemapVariableRanges(function.variables, new_position, code.size());
   function.code = std::move(code);
 }
 

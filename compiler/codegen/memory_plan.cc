@@ -149,6 +149,7 @@ void PlanMemory(vm::Function& function, int32_t block_register, const ConstantTa
   }
   new_position[function.code.size()] = int32_t(code.size());
   vm::RemapJumpTargets(code, new_position);
+  vm::RemapVariableRanges(function.variables, new_position, code.size());
   function.code = std::move(code);
 }
 

@@ -26,10 +26,9 @@ namespace {
   std::abort();
 }
 
+constexpr size_t kSectionCountOffset = 12;
 constexpr size_t kTableOffset = 16;
 constexpr size_t kEntryBytes = 24;
-constexpr size_t kSections = 5;
-constexpr size_t kTableChecksumOffset = kTableOffset + kSections * kEntryBytes;
 
 uint64_t GetLittle(const std::string& bytes, size_t offset, size_t width) {
   uint64_t value = 0;
@@ -46,18 +45,23 @@ std::span<const uint8_t> BytesOf(const std::string& bytes) {
   return {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()};
 }
 
-// `bytes` with every checksum made to match; false if the table is cut off.
+// `bytes` with every checksum made to match; false if the table is cut off
+// or lists neither 5 nor 6 sections (6 with the optional debug section).
 bool RecomputeChecksums(std::string& bytes) {
-  if (bytes.size() < kTableChecksumOffset + 4) return false;
-  for (size_t entry = 0; entry < kSections; ++entry) {
+  if (bytes.size() < kTableOffset) return false;
+  const uint64_t sections = GetLittle(bytes, kSectionCountOffset, 4);
+  if (sections != 5 && sections != 6) return false;
+  const size_t table_checksum_offset = kTableOffset + sections * kEntryBytes;
+  if (bytes.size() < table_checksum_offset + 4) return false;
+  for (size_t entry = 0; entry < sections; ++entry) {
     const size_t at = kTableOffset + entry * kEntryBytes;
     const uint64_t offset = GetLittle(bytes, at + 8, 8);
     const uint64_t size = GetLittle(bytes, at + 16, 8);
     if (offset > bytes.size() || size > bytes.size() - offset) continue;
     PutLittle(bytes, at + 4, 4, relay::detail::Crc32(BytesOf(bytes).subspan(offset, size)));
   }
-  PutLittle(bytes, kTableChecksumOffset, 4,
-            relay::detail::Crc32(BytesOf(bytes).first(kTableChecksumOffset)));
+  PutLittle(bytes, table_checksum_offset, 4,
+            relay::detail::Crc32(BytesOf(bytes).first(table_checksum_offset)));
   return true;
 }
 

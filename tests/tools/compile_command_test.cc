@@ -1,6 +1,7 @@
 // relay-vm compile as a user runs it: the MLP example compiled to .rbc runs
-// and disassembles exactly as its source does; broken .rbc files and bad
-// command lines get one clear line and the right exit status.
+// and disassembles exactly as its source does, with or without its debug
+// information; broken .rbc files and bad command lines get one clear line
+// and the right exit status.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,6 +29,28 @@ const fs::path kRoot = testing::RepositoryRoot();
 std::string ReadBytes(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(file), {});
+}
+
+// How many sections an .rbc file's table lists (executable_file.h): 5, or 6
+// with the debug section.
+uint32_t SectionCount(const std::string& bytes) {
+  uint32_t count = 0;
+  for (size_t byte = 0; byte < 4; ++byte)
+    count |= uint32_t(uint8_t(bytes.at(12 + byte))) << (8 * byte);
+  return count;
+}
+
+// `listing` without the lines that name debug variables ("  ; %x in $3 over [2, 9)").
+std::string WithoutVariableLines(const std::string& listing) {
+  std::string kept;
+  size_t begin = 0;
+  while (begin < listing.size()) {
+    size_t end = listing.find('\n', begin);
+    end = end == std::string::npos ? listing.size() : end + 1;
+    if (listing.compare(begin, 5, "  ; %") != 0) kept.append(listing, begin, end - begin);
+    begin = end;
+  }
+  return kept;
 }
 
 const std::string kMlp = (kRoot / "examples" / "mlp.relay").string();
@@ -105,6 +128,37 @@ TEST(CompileCommandTest, DisassemblyOfTheRbcMatchesTheSource) {
   ASSERT_EQ(from_rbc.exit_code, 0) << from_rbc.output;
   EXPECT_TRUE(Contains(from_rbc.output, "function 0 @main")) << from_rbc.output;
   EXPECT_EQ(from_rbc.output, from_source.output);
+}
+
+TEST(CompileCommandTest, StripDebugLeavesOutTheVariablesAndStillRuns) {
+  ScratchDirectory scratch;
+  const std::string full = scratch / "full.rbc";
+  const std::string stripped = scratch / "stripped.rbc";
+  ASSERT_EQ(RunRelayVm("compile " + kMlp + " -o " + full).exit_code, 0);
+  CommandResult compiled = RunRelayVm("compile " + kMlp + " -o " + stripped + " --strip-debug");
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.output;
+  EXPECT_EQ(compiled.output, "");
+  const std::string full_bytes = ReadBytes(full);
+  const std::string stripped_bytes = ReadBytes(stripped);
+  EXPECT_EQ(SectionCount(stripped_bytes), 5u);
+  CommandResult full_listing = RunRelayVm("disasm " + full);
+  CommandResult stripped_listing = RunRelayVm("disasm " + stripped);
+  ASSERT_EQ(stripped_listing.exit_code, 0) << stripped_listing.output;
+  EXPECT_FALSE(Contains(stripped_listing.output, "\n  ; %")) << stripped_listing.output;
+  // Only the variables are gone.
+  EXPECT_EQ(stripped_listing.output, WithoutVariableLines(full_listing.output));
+  if (Contains(full_listing.output, "\n  ; %")) {
+    EXPECT_EQ(SectionCount(full_bytes), 6u);
+    EXPECT_LT(stripped_bytes.size(), full_bytes.size());
+  } else {
+    // A compiler that records no variables writes no debug section to strip.
+    EXPECT_EQ(stripped_bytes, full_bytes);
+  }
+  CommandResult from_source = RunRelayVm("run " + kMlp + kMlpArguments);
+  CommandResult from_stripped = RunRelayVm("run " + stripped + kMlpArguments);
+  ASSERT_EQ(from_stripped.exit_code, 0) << from_stripped.output;
+  EXPECT_EQ(from_stripped.output.substr(0, 3), "[[0") << from_stripped.output;
+  EXPECT_EQ(from_stripped.output, from_source.output);
 }
 
 TEST(CompileCommandTest, ATruncatedRbcIsOneLineNamingTheFile) {

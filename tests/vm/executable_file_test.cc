@@ -78,10 +78,10 @@ bool Contains(const std::string& text, const std::string& part) {
 
 // ---- the layout, as the header documents it, for hand-made corruptions ----------------
 
+constexpr size_t kSectionCountOffset = 12;
 constexpr size_t kTableOffset = 16;
 constexpr size_t kEntryBytes = 24;
-constexpr size_t kSections = 5;
-constexpr size_t kTableChecksumOffset = kTableOffset + kSections * kEntryBytes;
+constexpr uint32_t kDebugSection = 6;
 
 uint64_t GetLittle(const std::string& bytes, size_t offset, size_t width) {
   uint64_t value = 0;
@@ -90,17 +90,32 @@ uint64_t GetLittle(const std::string& bytes, size_t offset, size_t width) {
   return value;
 }
 
+// How many sections the table lists: 5, or 6 with the debug section.
+size_t SectionCount(const std::string& bytes) {
+  return GetLittle(bytes, kSectionCountOffset, 4);
+}
+
+size_t TableChecksumOffset(const std::string& bytes) {
+  return kTableOffset + SectionCount(bytes) * kEntryBytes;
+}
+
+// The table entry of the section with `id`, or npos.
+size_t SectionEntry(const std::string& bytes, uint32_t id) {
+  for (size_t entry = 0; entry < SectionCount(bytes); ++entry) {
+    const size_t at = kTableOffset + entry * kEntryBytes;
+    if (GetLittle(bytes, at, 4) == id) return at;
+  }
+  return std::string::npos;
+}
+
 void PutLittle(std::string& bytes, size_t offset, size_t width, uint64_t value) {
   for (size_t byte = 0; byte < width; ++byte) bytes[offset + byte] = char(value >> (8 * byte));
 }
 
-// Offset and size of the section with `id` (1 strings ... 5 functions).
+// Offset and size of the section with `id` (1 strings ... 5 functions, 6 debug).
 std::pair<size_t, size_t> SectionRange(const std::string& bytes, uint32_t id) {
-  for (size_t entry = 0; entry < kSections; ++entry) {
-    const size_t at = kTableOffset + entry * kEntryBytes;
-    if (GetLittle(bytes, at, 4) == id)
-      return {GetLittle(bytes, at + 8, 8), GetLittle(bytes, at + 16, 8)};
-  }
+  const size_t at = SectionEntry(bytes, id);
+  if (at != std::string::npos) return {GetLittle(bytes, at + 8, 8), GetLittle(bytes, at + 16, 8)};
   ADD_FAILURE() << "no section " << id;
   return {0, 0};
 }
@@ -108,15 +123,15 @@ std::pair<size_t, size_t> SectionRange(const std::string& bytes, uint32_t id) {
 // Makes every checksum match the (corrupted) contents again, so that the
 // parsers behind them are reached.
 void RecomputeChecksums(std::string& bytes) {
-  for (size_t entry = 0; entry < kSections; ++entry) {
+  for (size_t entry = 0; entry < SectionCount(bytes); ++entry) {
     const size_t at = kTableOffset + entry * kEntryBytes;
     const uint64_t offset = GetLittle(bytes, at + 8, 8);
     const uint64_t size = GetLittle(bytes, at + 16, 8);
     if (offset > bytes.size() || size > bytes.size() - offset) continue;
     PutLittle(bytes, at + 4, 4, detail::Crc32(BytesOf(bytes).subspan(offset, size)));
   }
-  PutLittle(bytes, kTableChecksumOffset, 4,
-            detail::Crc32(BytesOf(bytes).first(kTableChecksumOffset)));
+  PutLittle(bytes, TableChecksumOffset(bytes), 4,
+            detail::Crc32(BytesOf(bytes).first(TableChecksumOffset(bytes))));
 }
 
 // A program using every section: constants, kernels with attributes, the
@@ -136,10 +151,46 @@ def @main() -> (int32, Tensor[(2, 3), float32]) {
 }
 )";
 
+// `executable` with debug information in every function: the compiler's,
+// and for a function without any, a variable `v` in its last register over
+// all its code.
+vm::Executable WithVariables(vm::Executable executable) {
+  for (vm::Function& function : executable.functions) {
+    if (!function.variables.empty() || function.register_count == 0) continue;
+    function.variables.push_back(
+        {"v", int32_t(function.register_count) - 1, 0, uint32_t(function.code.size())});
+  }
+  return executable;
+}
+
+vm::Executable WithoutVariables(vm::Executable executable) {
+  for (vm::Function& function : executable.functions) function.variables.clear();
+  return executable;
+}
+
+// Every section, the optional debug section included.
 const std::string& EverySectionBytes() {
   static const std::string bytes =
-      vm::SerializeExecutable(CompileText("every_section.relay", kEverySection));
+      vm::SerializeExecutable(WithVariables(CompileText("every_section.relay", kEverySection)));
   return bytes;
+}
+
+// The same program without debug information (as `compile --strip-debug`
+// saves it).
+const std::string& NoDebugBytes() {
+  static const std::string bytes =
+      vm::SerializeExecutable(WithoutVariables(CompileText("every_section.relay", kEverySection)));
+  return bytes;
+}
+
+// A function's variables, one string each, for comparisons.
+std::vector<std::string> DescribeVariables(const vm::Function& function) {
+  std::vector<std::string> described;
+  for (const vm::VariableRange& variable : function.variables) {
+    described.push_back(variable.name + " $" + std::to_string(variable.reg) + " [" +
+                        std::to_string(variable.begin) + ", " + std::to_string(variable.end) + ")");
+  }
+  return described;
 }
 
 // ---- round trips ------------------------------------------------------------------------
@@ -182,7 +233,8 @@ TEST(ExecutableFileTest, TheRoundTripCorpusIsThere) {
 }
 
 TEST(ExecutableFileTest, KeepsEverySectionsContents) {
-  const vm::Executable original = CompileText("every_section.relay", kEverySection);
+  const vm::Executable original = WithVariables(CompileText("every_section.relay", kEverySection));
+  ASSERT_EQ(SectionCount(EverySectionBytes()), 6u);
   ASSERT_FALSE(original.constants.empty());
   ASSERT_FALSE(original.kernels.empty());
   ASSERT_FALSE(original.strings.empty());
@@ -212,6 +264,12 @@ TEST(ExecutableFileTest, KeepsEverySectionsContents) {
     EXPECT_EQ(a.shape(), b.shape());
     ASSERT_EQ(a.byte_size(), b.byte_size());
     EXPECT_EQ(std::memcmp(a.host_data(), b.host_data(), a.byte_size()), 0);
+  }
+  ASSERT_EQ(loaded.functions.size(), original.functions.size());
+  for (size_t index = 0; index < loaded.functions.size(); ++index) {
+    EXPECT_FALSE(original.functions[index].variables.empty());
+    EXPECT_EQ(DescribeVariables(loaded.functions[index]),
+              DescribeVariables(original.functions[index]));
   }
   const int32_t main = loaded.FindFunction("main");
   ASSERT_GE(main, 0);
@@ -279,8 +337,8 @@ TEST(ExecutableFileTest, ByteFlipsBehindValidChecksumsLoadOrFailCleanly) {
     const int flips = 1 + int(random() % 3);
     for (int flip = 0; flip < flips; ++flip) {
       // Mostly inside the sections, where the parsers are.
-      const size_t at =
-          kTableChecksumOffset + 4 + random() % (corrupt.size() - kTableChecksumOffset - 4);
+      const size_t sections_begin = TableChecksumOffset(corrupt) + 4;
+      const size_t at = sections_begin + random() % (corrupt.size() - sections_begin);
       corrupt[at] = char(random());
     }
     RecomputeChecksums(corrupt);
@@ -317,15 +375,19 @@ TEST(ExecutableFileTest, FutureVersion) {
 }
 
 TEST(ExecutableFileTest, SectionPastTheEnd) {
-  std::string corrupt = EverySectionBytes();
-  // The functions section (id 5) claims a byte more than the file has.
-  for (size_t entry = 0; entry < kSections; ++entry) {
-    const size_t at = kTableOffset + entry * kEntryBytes;
-    if (GetLittle(corrupt, at, 4) == 5)
-      PutLittle(corrupt, at + 16, 8, GetLittle(corrupt, at + 16, 8) + 1);
-  }
-  RecomputeChecksums(corrupt);
-  EXPECT_EQ(LoadError(corrupt), "t.rbc: section functions lies outside the file (truncated file?)");
+  // The last section claims a byte more than the file has: the functions
+  // section without debug information, else the debug section.
+  const auto claim_a_byte_more = [](std::string bytes, uint32_t id) {
+    const size_t at = SectionEntry(bytes, id);
+    EXPECT_NE(at, std::string::npos);
+    PutLittle(bytes, at + 16, 8, GetLittle(bytes, at + 16, 8) + 1);
+    RecomputeChecksums(bytes);
+    return bytes;
+  };
+  EXPECT_EQ(LoadError(claim_a_byte_more(NoDebugBytes(), 5)),
+            "t.rbc: section functions lies outside the file (truncated file?)");
+  EXPECT_EQ(LoadError(claim_a_byte_more(EverySectionBytes(), kDebugSection)),
+            "t.rbc: section debug lies outside the file (truncated file?)");
 }
 
 TEST(ExecutableFileTest, OverlappingSections) {
@@ -333,10 +395,7 @@ TEST(ExecutableFileTest, OverlappingSections) {
   const auto [strings_offset, strings_size] = SectionRange(corrupt, 1);
   ASSERT_GT(strings_size, 0u);
   // The constants section (id 2) made to start inside the strings section.
-  for (size_t entry = 0; entry < kSections; ++entry) {
-    const size_t at = kTableOffset + entry * kEntryBytes;
-    if (GetLittle(corrupt, at, 4) == 2) PutLittle(corrupt, at + 8, 8, strings_offset);
-  }
+  PutLittle(corrupt, SectionEntry(corrupt, 2) + 8, 8, strings_offset);
   RecomputeChecksums(corrupt);
   EXPECT_TRUE(Contains(LoadError(corrupt), "overlap")) << LoadError(corrupt);
 }
@@ -461,6 +520,185 @@ def @main(%x: Tensor[(2, ?), float32]) { %x }
   executable.functions[executable.FindFunction("main")].params.push_back({});
   EXPECT_EQ(LoadError(vm::SerializeExecutable(executable)),
             "t.rbc: functions section: @main describes 2 parameters but takes 1");
+}
+
+// ---- debug information (section 6) ------------------------------------------------------
+
+TEST(ExecutableFileTest, VersionThreeFilesAreRefused) {
+  std::string old = NoDebugBytes();
+  PutLittle(old, 8, 4, 3);
+  EXPECT_EQ(LoadError(old),
+            "t.rbc: unsupported executable format version 3 (this build reads version 4)");
+}
+
+TEST(ExecutableFileTest, VariablesSurviveARoundTripAndAreListed) {
+  vm::Executable original = WithoutVariables(CompileText("every_section.relay", kEverySection));
+  const int32_t main = original.FindFunction("main");
+  ASSERT_GE(main, 0);
+  vm::Function& function = original.functions[main];
+  ASSERT_GE(function.register_count, 2u);
+  ASSERT_GE(function.code.size(), 3u);
+  const uint32_t code_size = uint32_t(function.code.size());
+  function.variables = {{"scale", 1, 0, 2}, {"t", 0, 2, code_size}, {"t", 1, code_size, code_size}};
+  const std::string bytes = vm::SerializeExecutable(original);
+  EXPECT_EQ(SectionCount(bytes), 6u);
+  const vm::Executable loaded = Load(bytes);
+  EXPECT_EQ(DescribeVariables(loaded.functions[main]),
+            (std::vector<std::string>{
+                "scale $1 [0, 2)", "t $0 [2, " + std::to_string(code_size) + ")",
+                "t $1 [" + std::to_string(code_size) + ", " + std::to_string(code_size) + ")"}));
+  // Functions without variables stay without.
+  for (size_t index = 0; index < loaded.functions.size(); ++index) {
+    if (index != size_t(main)) {
+      EXPECT_TRUE(loaded.functions[index].variables.empty());
+    }
+  }
+  EXPECT_TRUE(vm::SerializeExecutable(loaded) == bytes);
+  // The listing names them after the function's instructions.
+  const std::string listing = vm::DisassembleFunction(loaded, size_t(main));
+  const std::string expected_tail = "\n  ; %scale in $1 over [0, 2)\n  ; %t in $0 over [2, " +
+                                    std::to_string(code_size) + ")\n  ; %t in $1 over [" +
+                                    std::to_string(code_size) + ", " + std::to_string(code_size) +
+                                    ")\n";
+  ASSERT_GE(listing.size(), expected_tail.size());
+  EXPECT_EQ(listing.substr(listing.size() - expected_tail.size()), expected_tail) << listing;
+  EXPECT_TRUE(Contains(listing, "  " + std::to_string(code_size - 1) + ": ")) << listing;
+  EXPECT_EQ(RunMain(std::make_shared<const vm::Executable>(loaded)), "(7, [[3, 4, 5], [3, 4, 5]])");
+}
+
+TEST(ExecutableFileTest, WithoutVariablesThereIsNoDebugSection) {
+  const std::string& bytes = NoDebugBytes();
+  EXPECT_EQ(SectionCount(bytes), 5u);
+  EXPECT_EQ(SectionEntry(bytes, kDebugSection), std::string::npos);
+  EXPECT_LT(bytes.size(), EverySectionBytes().size());
+  const vm::Executable loaded = Load(bytes);
+  for (const vm::Function& function : loaded.functions) EXPECT_TRUE(function.variables.empty());
+  EXPECT_FALSE(Contains(vm::Disassemble(loaded), "; %"));
+  EXPECT_EQ(RunMain(std::make_shared<const vm::Executable>(loaded)), "(7, [[3, 4, 5], [3, 4, 5]])");
+}
+
+TEST(ExecutableFileTest, TheSectionTableListsFiveOrSixSections) {
+  std::string seven = EverySectionBytes();
+  PutLittle(seven, kSectionCountOffset, 4, 7);
+  EXPECT_EQ(LoadError(seven), "t.rbc: expected 5 or 6 sections, the table lists 7");
+  std::string four = NoDebugBytes();
+  PutLittle(four, kSectionCountOffset, 4, 4);
+  EXPECT_EQ(LoadError(four), "t.rbc: expected 5 or 6 sections, the table lists 4");
+  // Five entries, one of them debug: a required section is missing.
+  std::string missing = NoDebugBytes();
+  PutLittle(missing, SectionEntry(missing, 4), 4, kDebugSection);
+  RecomputeChecksums(missing);
+  EXPECT_EQ(LoadError(missing), "t.rbc: section constructors is missing");
+  std::string twice = EverySectionBytes();
+  PutLittle(twice, SectionEntry(twice, 5), 4, kDebugSection);
+  RecomputeChecksums(twice);
+  EXPECT_EQ(LoadError(twice), "t.rbc: section debug appears twice");
+  std::string unknown = EverySectionBytes();
+  PutLittle(unknown, SectionEntry(unknown, kDebugSection), 4, 7);
+  RecomputeChecksums(unknown);
+  EXPECT_EQ(LoadError(unknown), "t.rbc: unknown section id 7");
+}
+
+TEST(ExecutableFileTest, DebugSectionChecksum) {
+  std::string corrupt = EverySectionBytes();
+  const auto [offset, size] = SectionRange(corrupt, kDebugSection);
+  corrupt[offset + size / 2] ^= 0x10;
+  EXPECT_EQ(LoadError(corrupt), "t.rbc: debug section: checksum mismatch (the file is corrupted)");
+}
+
+TEST(ExecutableFileTest, DebugCountsBeyondTheBytesLeft) {
+  const auto [offset, size] = SectionRange(EverySectionBytes(), kDebugSection);
+  ASSERT_GE(size, 8u);
+  std::string functions = EverySectionBytes();
+  PutLittle(functions, offset, 4, 0xFFFFFFFF);
+  RecomputeChecksums(functions);
+  EXPECT_EQ(LoadError(functions),
+            "t.rbc: debug section: debug function count 4294967295 exceeds the bytes that remain");
+  // The first function's variable count.
+  std::string variables = EverySectionBytes();
+  PutLittle(variables, offset + 4, 4, 0xFFFFFFFF);
+  RecomputeChecksums(variables);
+  EXPECT_EQ(LoadError(variables),
+            "t.rbc: debug section: variable count 4294967295 exceeds the bytes that remain");
+  // A variable's name.
+  std::string name = EverySectionBytes();
+  PutLittle(name, offset + 8, 4, 0x7FFFFFFF);
+  RecomputeChecksums(name);
+  EXPECT_EQ(
+      LoadError(name),
+      "t.rbc: debug section: variable name length count 2147483647 exceeds the bytes that remain");
+}
+
+TEST(ExecutableFileTest, TruncatedDebugSection) {
+  // The section a byte short, so its last variable's end is cut off.
+  std::string corrupt = EverySectionBytes();
+  const size_t at = SectionEntry(corrupt, kDebugSection);
+  PutLittle(corrupt, at + 16, 8, GetLittle(corrupt, at + 16, 8) - 1);
+  RecomputeChecksums(corrupt);
+  EXPECT_EQ(LoadError(corrupt), "t.rbc: debug section: truncated (needs 4 more bytes)");
+  // And a byte long.
+  std::string longer = EverySectionBytes() + '\0';
+  const size_t entry = SectionEntry(longer, kDebugSection);
+  PutLittle(longer, entry + 16, 8, GetLittle(longer, entry + 16, 8) + 1);
+  RecomputeChecksums(longer);
+  EXPECT_EQ(LoadError(longer), "t.rbc: debug section: 1 unexpected bytes after its contents");
+}
+
+TEST(ExecutableFileTest, DebugSectionMustDescribeEveryFunction) {
+  const size_t function_count = Load(EverySectionBytes()).functions.size();
+  ASSERT_GE(function_count, 2u);
+  const auto [offset, size] = SectionRange(EverySectionBytes(), kDebugSection);
+  for (size_t count : {function_count - 1, function_count + 1, size_t(0)}) {
+    std::string corrupt = EverySectionBytes();
+    PutLittle(corrupt, offset, 4, count);
+    RecomputeChecksums(corrupt);
+    EXPECT_EQ(LoadError(corrupt), "t.rbc: debug section: describes " + std::to_string(count) +
+                                      " functions, the functions section has " +
+                                      std::to_string(function_count));
+  }
+}
+
+// Bounds are Verify's: each variable's register and instruction range.
+TEST(ExecutableFileTest, VariablesOutOfTheirFunction) {
+  const vm::Executable valid = Load(EverySectionBytes());
+  const int32_t main = valid.FindFunction("main");
+  ASSERT_GE(main, 0);
+  const uint32_t registers = valid.functions[main].register_count;
+  const uint32_t code_size = uint32_t(valid.functions[main].code.size());
+  ASSERT_FALSE(valid.functions[main].variables.empty());
+  const std::string prefix = "t.rbc: invalid debug information in @main: variable 0 ";
+  const std::string named = "(%" + valid.functions[main].variables[0].name + ") ";
+  const auto load_error = [&](auto change) {
+    vm::Executable executable = valid;
+    change(executable.functions[main].variables[0]);
+    EXPECT_THROW(vm::Verify(executable), Error);
+    return LoadError(vm::SerializeExecutable(executable));
+  };
+  EXPECT_EQ(load_error([&](vm::VariableRange& variable) { variable.reg = int32_t(registers); }),
+            prefix + named + "is in register " + std::to_string(registers) + ", out of range (" +
+                std::to_string(registers) + ")");
+  EXPECT_EQ(load_error([](vm::VariableRange& variable) { variable.reg = -1; }),
+            prefix + named + "is in register -1, out of range (" + std::to_string(registers) + ")");
+  EXPECT_EQ(load_error([&](vm::VariableRange& variable) {
+              variable.begin = 0;
+              variable.end = code_size + 1;
+            }),
+            prefix + named + "has instruction range [0, " + std::to_string(code_size + 1) +
+                ") past the function's end (" + std::to_string(code_size) + " instructions)");
+  EXPECT_EQ(load_error([&](vm::VariableRange& variable) {
+              variable.begin = code_size + 1;
+              variable.end = code_size + 1;
+            }),
+            prefix + named + "has instruction range [" + std::to_string(code_size + 1) + ", " +
+                std::to_string(code_size + 1) + ") past the function's end (" +
+                std::to_string(code_size) + " instructions)");
+  EXPECT_EQ(load_error([](vm::VariableRange& variable) {
+              variable.begin = 2;
+              variable.end = 1;
+            }),
+            prefix + named + "has an inverted instruction range [2, 1)");
+  EXPECT_EQ(load_error([](vm::VariableRange& variable) { variable.name.clear(); }),
+            prefix + "has no name");
 }
 
 }  // namespace

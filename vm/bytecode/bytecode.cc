@@ -1,5 +1,6 @@
 #include "vm/bytecode/bytecode.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "relay/device.h"
@@ -23,6 +24,15 @@ const std::vector<OpcodeInfo>& OpcodeTable() {
 [[noreturn]] void Reject(const Function& function, size_t pc, const std::string& problem) {
   throw Error(ErrorKind::kLoad, "invalid bytecode in " + function.name + " at instruction " +
                                     std::to_string(pc) + ": " + problem);
+}
+
+// A debug variable of `function` (its position in `variables`) at fault.
+[[noreturn]] void RejectVariable(const Function& function, size_t index,
+                                 const std::string& problem) {
+  const std::string& name = function.variables[index].name;
+  throw Error(ErrorKind::kLoad, "invalid debug information in " + function.name + ": variable " +
+                                    std::to_string(index) +
+                                    (name.empty() ? "" : " (%" + name + ")") + " " + problem);
 }
 
 }  // namespace
@@ -227,6 +237,25 @@ void Verify(const Executable& executable) {
         last != Opcode::kTailInvokeClosure && last != Opcode::kFatal) {
       Reject(function, function.code.size() - 1, "the function can run past its end");
     }
+    for (size_t index = 0; index < function.variables.size(); ++index) {
+      const VariableRange& variable = function.variables[index];
+      if (variable.name.empty()) RejectVariable(function, index, "has no name");
+      if (variable.reg < 0 || uint32_t(variable.reg) >= function.register_count) {
+        RejectVariable(function, index,
+                       "is in register " + std::to_string(variable.reg) + ", out of range (" +
+                           std::to_string(function.register_count) + ")");
+      }
+      const std::string range =
+          "[" + std::to_string(variable.begin) + ", " + std::to_string(variable.end) + ")";
+      if (variable.begin > variable.end) {
+        RejectVariable(function, index, "has an inverted instruction range " + range);
+      }
+      if (variable.end > function.code.size()) {
+        RejectVariable(function, index,
+                       "has instruction range " + range + " past the function's end (" +
+                           std::to_string(function.code.size()) + " instructions)");
+      }
+    }
   }
 }
 
@@ -240,6 +269,22 @@ void RemapJumpTargets(std::vector<Instruction>& code, const std::vector<int32_t>
       }
       ++position;
     }
+  }
+}
+
+void RemapVariableRanges(std::vector<VariableRange>& variables,
+                         const std::vector<int32_t>& new_position, size_t new_size) {
+  // A range starts right after its first instruction's predecessor, so
+  // that instructions inserted between the two (a kill, an allocation) are
+  // in it: a function's parameters stay in scope from instruction 0.
+  auto remap = [&](uint32_t position) -> uint32_t {
+    if (position >= new_position.size()) return static_cast<uint32_t>(new_size);
+    if (position == 0) return 0;
+    return static_cast<uint32_t>(std::min(new_position[position], new_position[position - 1] + 1));
+  };
+  for (VariableRange& variable : variables) {
+    variable.begin = remap(variable.begin);
+    variable.end = std::max(variable.begin, remap(variable.end));
   }
 }
 
@@ -346,6 +391,10 @@ std::string DisassembleFunction(const Executable& executable, size_t index) {
       text += "  ; line " + std::to_string(instruction.location.line);
     }
     out << text << "\n";
+  }
+  for (const VariableRange& variable : function.variables) {
+    out << "  ; %" << variable.name << " in $" << variable.reg << " over [" << variable.begin
+        << ", " << variable.end << ")\n";
   }
   return out.str();
 }

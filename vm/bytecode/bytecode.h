@@ -86,6 +86,16 @@ struct ParamInfo {
   std::string type_text;  // the Relay type, for messages: "Tensor[(?, 64), float32]"
 };
 
+// Debug information: Relay variable `name` (without '%') is held in
+// register `reg` while instructions [begin, end) of its function run (its
+// scope; a register killed after its last use holds nothing later on).
+struct VariableRange {
+  std::string name;
+  int32_t reg = 0;
+  uint32_t begin = 0;
+  uint32_t end = 0;
+};
+
 struct Function {
   std::string name;    // "@main", or "@main.lambda1" for a lifted closure body
   std::string source;  // the file its instructions' locations refer to
@@ -101,6 +111,9 @@ struct Function {
   // of tensors (its fields in order), else one entry of the whole type
   // (is_tensor false); names empty. Empty for lifted functions.
   std::vector<ParamInfo> results;
+  // Debug information (optional: `compile --strip-debug` drops it): the
+  // Relay variables the registers hold, by instruction range.
+  std::vector<VariableRange> variables;
 
   std::span<const int32_t> ListOf(const Instruction& instruction) const {
     return std::span<const int32_t>(lists).subspan(instruction.list_begin, instruction.list_size);
@@ -141,17 +154,26 @@ struct Executable {
 // Checks every structural property the interpreter relies on: operand
 // bounds (registers, constants, functions, kernels, tags, strings, targets),
 // list ranges, arities of direct calls and constructors, that each function
-// ends with a control transfer, that parameter counts fit the registers.
-// Throws Error(kLoad) naming the function and instruction at fault.
+// ends with a control transfer, that parameter counts fit the registers, and
+// that each debug variable is named, in a register of its function and
+// within its code. Throws Error(kLoad) naming the function and instruction
+// (or variable) at fault.
 // Bytecode that passed cannot make the interpreter read out of bounds.
 void Verify(const Executable& executable);
 
 // After instructions were inserted or removed: points every jump target
 // `t` of `code` at new_position[t] (what was instruction t is now there).
 void RemapJumpTargets(std::vector<Instruction>& code, const std::vector<int32_t>& new_position);
+// The same for the debug information's instruction ranges, taking in the
+// instructions inserted just before a range's first and last positions
+// (positions past the end of new_position map to `new_size`, the new
+// code's length).
+void RemapVariableRanges(std::vector<VariableRange>& variables,
+                         const std::vector<int32_t>& new_position, size_t new_size);
 
 // Human-readable listing: each function's signature, register count and
-// instructions with their source lines.
+// instructions with their source lines, then its debug variables if any
+// ("  ; %x in $3 over [2, 9)").
 std::string Disassemble(const Executable& executable);
 // The same for function `index` alone.
 std::string DisassembleFunction(const Executable& executable, size_t index);

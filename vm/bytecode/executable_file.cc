@@ -25,8 +25,12 @@ enum class SectionId : uint32_t {
   kKernels = 3,
   kConstructors = 4,
   kFunctions = 5,
+  kDebug = 6,  // optional
 };
-constexpr uint32_t kSectionCount = 5;
+// Sections 1 .. kRequiredSectionCount are always present; the debug
+// section may follow.
+constexpr uint32_t kRequiredSectionCount = 5;
+constexpr uint32_t kMaxSectionCount = 6;
 constexpr size_t kSectionEntryBytes = 4 + 4 + 8 + 8;
 constexpr size_t kInstructionBytes = 1 + 3 * 4 + 4 + 4 + 4 + 4;
 
@@ -42,6 +46,8 @@ const char* SectionName(uint32_t id) {
       return "constructors";
     case SectionId::kFunctions:
       return "functions";
+    case SectionId::kDebug:
+      return "debug";
   }
   return "unknown";
 }
@@ -203,6 +209,26 @@ std::string FunctionsSection(const Executable& executable) {
     }
     out.Count(function.lists.size());
     for (int32_t reg : function.lists) out.I32(reg);
+  }
+  return std::move(out.bytes());
+}
+
+bool HasDebugInformation(const Executable& executable) {
+  return std::any_of(executable.functions.begin(), executable.functions.end(),
+                     [](const Function& function) { return !function.variables.empty(); });
+}
+
+std::string DebugSection(const Executable& executable) {
+  Writer out;
+  out.Count(executable.functions.size());
+  for (const Function& function : executable.functions) {
+    out.Count(function.variables.size());
+    for (const VariableRange& variable : function.variables) {
+      out.String(variable.name);
+      out.I32(variable.reg);
+      out.U32(variable.begin);
+      out.U32(variable.end);
+    }
   }
   return std::move(out.bytes());
 }
@@ -474,6 +500,28 @@ void ReadFunctions(Reader& in, Executable& executable) {
   }
 }
 
+// After the functions section: the same functions, in order. Bounds of
+// registers and ranges are Verify's.
+void ReadDebug(Reader& in, Executable& executable) {
+  const uint32_t count = in.Count(4, "debug function");
+  if (count != executable.functions.size()) {
+    in.Fail("describes " + std::to_string(count) + " functions, the functions section has " +
+            std::to_string(executable.functions.size()));
+  }
+  for (Function& function : executable.functions) {
+    const uint32_t variable_count = in.Count(4 + 4 + 4 + 4, "variable");
+    function.variables.reserve(variable_count);
+    for (uint32_t index = 0; index < variable_count; ++index) {
+      VariableRange variable;
+      variable.name = in.String("variable name length");
+      variable.reg = in.I32();
+      variable.begin = in.U32();
+      variable.end = in.U32();
+      function.variables.push_back(std::move(variable));
+    }
+  }
+}
+
 // `op` must be an operator of the table and `attrs` normalise against its
 // schema; they are replaced by their normalised form.
 void NormalizeCall(const std::string& label, const std::string& op, kernels::Attrs& attrs) {
@@ -543,18 +591,20 @@ void CheckKernels(Executable& executable, const std::string& name) {
 }  // namespace
 
 std::string SerializeExecutable(const Executable& executable) {
-  const std::array<std::pair<SectionId, std::string>, kSectionCount> sections = {{
+  std::vector<std::pair<SectionId, std::string>> sections = {
       {SectionId::kStrings, StringsSection(executable)},
       {SectionId::kConstants, ConstantsSection(executable)},
       {SectionId::kKernels, KernelsSection(executable)},
       {SectionId::kConstructors, ConstructorsSection(executable)},
       {SectionId::kFunctions, FunctionsSection(executable)},
-  }};
+  };
+  if (HasDebugInformation(executable))
+    sections.emplace_back(SectionId::kDebug, DebugSection(executable));
   Writer out;
   out.Bytes(kMagic.data(), kMagic.size());
   out.U32(kExecutableFormatVersion);
-  out.U32(kSectionCount);
-  uint64_t offset = kMagic.size() + 4 + 4 + kSectionCount * kSectionEntryBytes + 4;
+  out.U32(uint32_t(sections.size()));
+  uint64_t offset = kMagic.size() + 4 + 4 + sections.size() * kSectionEntryBytes + 4;
   for (const auto& [id, bytes] : sections) {
     out.U32(static_cast<uint32_t>(id));
     out.U32(detail::Crc32(BytesOf(bytes)));
@@ -584,20 +634,21 @@ Executable LoadExecutable(std::span<const uint8_t> bytes, const std::string& nam
                 " (this build reads version " + std::to_string(kExecutableFormatVersion) + ")");
   }
   const uint32_t section_count = header.U32();
-  if (section_count != kSectionCount) {
-    header.Fail("expected " + std::to_string(kSectionCount) + " sections, the table lists " +
+  if (section_count < kRequiredSectionCount || section_count > kMaxSectionCount) {
+    header.Fail("expected " + std::to_string(kRequiredSectionCount) + " or " +
+                std::to_string(kMaxSectionCount) + " sections, the table lists " +
                 std::to_string(section_count));
   }
-  const size_t table_end = kMagic.size() + 8 + kSectionCount * kSectionEntryBytes;
+  const size_t table_end = kMagic.size() + 8 + section_count * kSectionEntryBytes;
   if (bytes.size() < table_end + 4) header.Fail("truncated file (the section table is cut off)");
 
   struct Section {
     uint32_t id, checksum;
     uint64_t offset, size;
   };
-  std::array<std::optional<Section>, kSectionCount + 1> by_id;
+  std::array<std::optional<Section>, kMaxSectionCount + 1> by_id;
   std::vector<Section> sections;
-  for (uint32_t index = 0; index < kSectionCount; ++index) {
+  for (uint32_t index = 0; index < section_count; ++index) {
     Section section{header.U32(), header.U32(), header.U64(), header.U64()};
     sections.push_back(section);
   }
@@ -606,7 +657,7 @@ Executable LoadExecutable(std::span<const uint8_t> bytes, const std::string& nam
     header.Fail("section table checksum mismatch (the file is corrupted)");
   }
   for (const Section& section : sections) {
-    if (section.id == 0 || section.id > kSectionCount) {
+    if (section.id == 0 || section.id > kMaxSectionCount) {
       header.Fail("unknown section id " + std::to_string(section.id));
     }
     const std::string section_name = SectionName(section.id);
@@ -616,6 +667,10 @@ Executable LoadExecutable(std::span<const uint8_t> bytes, const std::string& nam
       header.Fail("section " + section_name + " lies outside the file (truncated file?)");
     }
     by_id[section.id] = section;
+  }
+  // Only the debug section is optional: a table of five that lists it lacks another.
+  for (uint32_t id = 1; id <= kRequiredSectionCount; ++id) {
+    if (!by_id[id]) header.Fail("section " + std::string(SectionName(id)) + " is missing");
   }
   std::sort(sections.begin(), sections.end(),
             [](const Section& a, const Section& b) { return a.offset < b.offset; });
@@ -642,6 +697,7 @@ Executable LoadExecutable(std::span<const uint8_t> bytes, const std::string& nam
   read_section(SectionId::kKernels, ReadKernels);
   read_section(SectionId::kConstructors, ReadConstructors);
   read_section(SectionId::kFunctions, ReadFunctions);
+  if (by_id[static_cast<uint32_t>(SectionId::kDebug)]) read_section(SectionId::kDebug, ReadDebug);
 
   CheckKernels(executable, name);
   try {

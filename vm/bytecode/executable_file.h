@@ -7,12 +7,14 @@
 //
 //   header   magic       8 bytes  89 'R' 'B' 'C' 0D 0A 1A 0A
 //            version     u32      kExecutableFormatVersion
-//            sections    u32      number of table entries (exactly 5)
+//            sections    u32      number of table entries (5, or 6 with the
+//                                 optional debug section)
 //   table    per section: id u32, crc32 u32 (of the section's bytes),
 //                         offset u64, size u64 (from the file's start)
 //            table_crc   u32      crc32 of the header and table before it
-//   sections, each id exactly once, inside the file, not overlapping the
-//            header, the table or each other, and read to their last byte:
+//   sections, each listed id exactly once (1 to 5 always, 6 optionally),
+//            inside the file, not overlapping the header, the table or each
+//            other, and read to their last byte:
 //     1 strings       count u32; string...                (fatal messages)
 //     2 constants     count u32; per tensor: dtype u8 (relay/dtypes.def
 //                     order), rank u32, dims i64 x rank, then the
@@ -37,13 +39,21 @@
 //                     opcode u8, operands i32 x 3, list_begin u32,
 //                     list_size u32, line i32, column i32;
 //                     register list length u32, registers i32...
+//     6 debug         (optional: written only when some function has
+//                     variables; a stripped executable has none) count u32,
+//                     equal to the functions section's; per function, in
+//                     the same order: variable count u32 and per variable
+//                     (Function::variables): name string, reg i32,
+//                     begin u32, end u32 (version 4 on)
 //
 // Loading never trusts the bytes: every count is checked against the bytes
 // left before anything is allocated, attribute lists nest at most
 // kMaxAttributeDepth deep, each kernel's operator (each operator of a fused
 // group) must exist and its attributes normalise against the operator's
 // schema, a fused group's inputs must exist at every call, entry parameter
-// descriptions must match their function, and the result must pass Verify.
+// descriptions must match their function, a debug section must describe
+// every function, and the result must pass Verify (which bounds each
+// variable's register and instruction range).
 // An executable that loads cannot make the interpreter read out of bounds.
 #pragma once
 
@@ -55,7 +65,7 @@
 
 namespace relay::vm {
 
-inline constexpr uint32_t kExecutableFormatVersion = 3;
+inline constexpr uint32_t kExecutableFormatVersion = 4;
 inline constexpr int kMaxAttributeDepth = 8;
 // Bounds that keep a loaded executable from asking for absurd memory: the
 // interpreter allocates register_count registers per frame.
