@@ -22,7 +22,7 @@ struct Subcommand {
 };
 
 constexpr Subcommand kSubcommands[] = {
-    {"compile", "compile IN.relay|IN.onnx -o OUT.rbc [--params P.npz]",
+    {"compile", "compile IN.relay|IN.onnx -o OUT.rbc [--params P.npz] [--strip-debug]",
      "compile Relay source (or an ONNX model) to a verified bytecode executable", RunCompileCommand,
      ""},
     {"import",
@@ -43,6 +43,17 @@ constexpr Subcommand kSubcommands[] = {
      "           [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N [--warmup SECONDS]]\n"
      "           [--random-inputs] [--profile] [--trace FILE.json]",
      "run a program on NumPy inputs and print or save its result", RunRunCommand, ""},
+    {"debug",
+     "debug PROGRAM.relay|PROGRAM.onnx|PROGRAM.rbc [--entry NAME]\n"
+     "             [--input NAME=FILE.npy | NAME=SCALAR]... [--params P.npz] [--random-inputs]\n\n"
+     "Steps through one call of the program, reading commands from standard input\n"
+     "(gdb's names): break @name|LINE|FILE:LINE, delete [N], info breakpoints, run,\n"
+     "continue (c), step (s), next (n), stepi (si), finish, backtrace (bt),\n"
+     "frame (f) N, up, down, print (p) %var, info locals, list (l) [LINE],\n"
+     "watch %ref, help, quit (q). See docs/repl.md.\n"
+     "A kernel call is one step. Without a terminal, no prompt is shown and each\n"
+     "command's output only is printed, so sessions can be scripted.",
+     "step through a program in Relay's terms (functions, lines, variables)", RunDebugCommand, ""},
     {"serve",
      "serve MODEL.relay|MODEL.onnx|MODEL.rbc [--params P.npz] [--name NAME]\n"
      "             [--host 127.0.0.1] [--port 8000] [--workers N]\n"

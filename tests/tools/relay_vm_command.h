@@ -26,9 +26,11 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
-// Runs `relay-vm ARGUMENTS` through the shell.
-inline CommandResult RunRelayVm(const std::string& arguments) {
+// Runs `relay-vm ARGUMENTS` through the shell, in `directory` if given.
+inline CommandResult RunRelayVm(const std::string& arguments,
+                                const std::filesystem::path& directory = {}) {
   std::string command = std::string(RELAY_VM_BINARY) + " " + arguments + " 2>&1";
+  if (!directory.empty()) command = "cd '" + directory.string() + "' && " + command;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return {-1, "popen failed"};
   std::string output;

@@ -118,6 +118,7 @@ void VirtualMachine::Start(std::string_view name, std::span<const Value> argumen
   }
   registers_.clear();
   frames_.clear();
+  failed_ = false;
   std::vector<Value> values(arguments.begin(), arguments.end());
   PushFrame(index, values, 0, Value());
   if (profiler_ != nullptr) {
@@ -127,7 +128,8 @@ void VirtualMachine::Start(std::string_view name, std::span<const Value> argumen
 }
 
 std::optional<Value> VirtualMachine::Resume(uint64_t budget) {
-  if (frames_.empty()) throw Error(ErrorKind::kUsage, "no run to resume: Start one first");
+  if (frames_.empty() || failed_)
+    throw Error(ErrorKind::kUsage, "no run to resume: Start one first");
   try {
     std::optional<Value> result = Run(budget);
     if (result) {
@@ -136,12 +138,38 @@ std::optional<Value> VirtualMachine::Resume(uint64_t budget) {
     }
     return result;
   } catch (...) {
-    registers_.clear();
-    frames_.clear();
+    if (keep_failed_run_) {
+      failed_ = true;
+    } else {
+      registers_.clear();
+      frames_.clear();
+    }
     call_arguments_.clear();
     if (profiler_ != nullptr) profiler_->EndRun();
     throw;
   }
+}
+
+std::vector<VirtualMachine::FrameView> VirtualMachine::frames() const {
+  std::vector<FrameView> views;
+  for (size_t depth = 0; depth < frames_.size(); ++depth) {
+    const Frame& frame = frames_[depth];
+    const Function& function = executable_->functions[frame.function];
+    const size_t next = static_cast<size_t>(frame.next - function.code.data());
+    const bool innermost_running = depth + 1 == frames_.size() && !failed_;
+    views.push_back({frame.function, innermost_running ? next : CurrentIndex(frame, function),
+                     frame.return_register});
+  }
+  return views;
+}
+
+const Value& VirtualMachine::RegisterOf(size_t depth, int32_t reg) const {
+  static const Value kNothing;
+  if (depth >= frames_.size()) return kNothing;
+  const Frame& frame = frames_[depth];
+  if (reg < 0 || uint32_t(reg) >= executable_->functions[frame.function].register_count)
+    return kNothing;
+  return registers_[frame.base + size_t(reg)];
 }
 
 void VirtualMachine::PushFrame(int32_t function, std::vector<Value>& arguments,

@@ -52,8 +52,30 @@ class VirtualMachine {
   // ends the run. Invoke is Start and one unbounded Resume.
   void Start(std::string_view name, std::span<const Value> arguments);
   std::optional<Value> Resume(uint64_t budget = UINT64_MAX);
-  // Whether a started run has not finished yet.
-  bool paused() const { return !frames_.empty(); }
+  // Whether a started run has not finished yet (nor failed).
+  bool paused() const { return !frames_.empty() && !failed_; }
+
+  // ---- inspection, for a debugger --------------------------------------------------------
+  // With `keep`, a run that fails keeps its frames and registers for
+  // inspection (frames(), RegisterOf) until the next Start, instead of
+  // dropping them; it cannot be resumed. Off by default.
+  void set_keep_failed_run(bool keep) { keep_failed_run_ = keep; }
+  // Whether the last run failed and was kept.
+  bool failed() const { return failed_; }
+  struct FrameView {
+    int32_t function = 0;
+    // The instruction the frame runs next (innermost frame), or the call it
+    // waits in (outer frames; for a failed run's innermost frame, the one
+    // that failed).
+    size_t pc = 0;
+    int32_t return_register = 0;  // in the caller's frame
+  };
+  // The frames of a paused or failed run, outermost first.
+  std::vector<FrameView> frames() const;
+  // Register `reg` of frame `depth` (0: outermost); null when the register
+  // holds nothing (not written yet, or killed after its last use).
+  const Value& RegisterOf(size_t depth, int32_t reg) const;
+  const Executable& executable() const { return *executable_; }
 
   // Reports kernel launches, preparation and calls of later runs to
   // `profiler` (null: none, the default), which must outlive its use. A run
@@ -162,6 +184,8 @@ class VirtualMachine {
   std::vector<Value> call_arguments_;       // see GatherArguments
   std::vector<Ref<Tensor>> kernel_inputs_;  // reused by every kernel call
   std::vector<Frame> frames_;
+  bool keep_failed_run_ = false;
+  bool failed_ = false;
   uint64_t instructions_executed_ = 0;
   Profiler* profiler_ = nullptr;
 };

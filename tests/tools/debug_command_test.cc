@@ -1,0 +1,59 @@
+// relay-vm debug, scripted: each tests/tools/debug/NAME.session holds the
+// command line on its first line ("# relay-vm debug ARGS") and the
+// debugger's commands after it; what the debugger prints must equal
+// NAME.expected, a transcript read and checked by hand when it was made
+// (tests/tools/debug/update_expected.sh writes them again after a change
+// that is meant to alter them). The sessions run from the repository's
+// root, so the paths they print are the repository's.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/tools/relay_vm_command.h"
+
+namespace relay::testing {
+namespace {
+
+std::string ReadText(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> Sessions() {
+  std::vector<std::string> names;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(RepositoryRoot() / "tests" / "tools" / "debug")) {
+    if (entry.path().extension() == ".session") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class DebugSessionTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DebugSessionTest, PrintsItsTranscript) {
+  const std::filesystem::path directory = RepositoryRoot() / "tests" / "tools" / "debug";
+  const std::filesystem::path session = directory / (GetParam() + ".session");
+  std::ifstream file(session);
+  std::string first_line;
+  std::getline(file, first_line);
+  const std::string prefix = "# relay-vm debug ";
+  ASSERT_TRUE(first_line.starts_with(prefix)) << session << " must start with '" << prefix << "'";
+  CommandResult result =
+      RunRelayVm("debug " + first_line.substr(prefix.size()) + " < '" + session.string() + "'",
+                 RepositoryRoot());
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  // (The session's first line is a comment to the debugger, as '#' lines
+  // are to gdb.)
+  EXPECT_EQ(result.output, ReadText(directory / (GetParam() + ".expected")));
+}
+
+INSTANTIATE_TEST_SUITE_P(Sessions, DebugSessionTest, ::testing::ValuesIn(Sessions()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace relay::testing
