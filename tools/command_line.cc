@@ -43,6 +43,18 @@ constexpr Subcommand kSubcommands[] = {
      "           [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N [--warmup SECONDS]]\n"
      "           [--random-inputs] [--profile] [--trace FILE.json]",
      "run a program on NumPy inputs and print or save its result", RunRunCommand, ""},
+    {"repl",
+     "repl [FILE.relay] [--params P.npz]\n\n"
+     "An interactive Relay session: definitions (def @f, type T) added to the\n"
+     "session's module, 'let %x = EXPR' session variables, and expressions\n"
+     "type-checked, compiled, run and printed; :type, :load, :reload, :list,\n"
+     ":disasm @f, :optimized @f, :time, :debug EXPR, :help, :quit. On a terminal:\n"
+     "line editing, history (~/.relay_vm_history), tab completion, multi-line\n"
+     "input while brackets are open, Ctrl-C interrupting an evaluation. Without a\n"
+     "terminal, no prompts: each input's output, errors on stderr, exit 0 at the\n"
+     "end of the input. --params binds each array of P.npz as a session variable\n"
+     "of its name. See docs/repl.md.",
+     "an interactive Relay session", RunReplCommand, ""},
     {"debug",
      "debug PROGRAM.relay|PROGRAM.onnx|PROGRAM.rbc [--entry NAME]\n"
      "             [--input NAME=FILE.npy | NAME=SCALAR]... [--params P.npz] [--random-inputs]\n\n"

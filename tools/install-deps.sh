@@ -19,8 +19,8 @@ packages=(
   libcpp-httplib-dev libsimdjson-dev nlohmann-json3-dev
   # optional device backends (headers only: drivers are loaded at run time)
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libxrt-dev
-  # tests and benchmarks
-  googletest libgtest-dev libgmock-dev libbenchmark-dev
+  # tests and benchmarks (tmux drives the REPL's terminal test)
+  googletest libgtest-dev libgmock-dev libbenchmark-dev tmux
   # ONNX's node test cases, a second oracle for the CPU kernels
   # (tests/kernels/onnx_node_test.cc) and the importer's tests
   libonnx-testdata

@@ -18,6 +18,8 @@ int RunRunCommand(std::span<const std::string_view> arguments, std::ostream& out
                   std::ostream& err);
 int RunImportCommand(std::span<const std::string_view> arguments, std::ostream& out,
                      std::ostream& err);
+int RunReplCommand(std::span<const std::string_view> arguments, std::ostream& out,
+                   std::ostream& err);
 int RunDebugCommand(std::span<const std::string_view> arguments, std::ostream& out,
                     std::ostream& err);
 int RunServeCommand(std::span<const std::string_view> arguments, std::ostream& out,

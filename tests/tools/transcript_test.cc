@@ -1,11 +1,12 @@
-// relay-vm debug, scripted: each tests/tools/debug/NAME.session holds the
-// command line on its first line ("# relay-vm debug ARGS") and the
-// debugger's commands after it; what the debugger prints must equal
-// NAME.expected (numbers within a tolerance), a transcript read and
-// checked by hand when it was made
-// (tests/tools/debug/update_expected.sh writes them again after a change
-// that is meant to alter them). The sessions run from the repository's
-// root, so the paths they print are the repository's.
+// relay-vm debug and relay-vm repl, scripted: each tests/tools/debug/
+// NAME.session and tests/tools/repl/NAME.session holds the command line on
+// its first line ("# relay-vm debug ARGS", "// relay-vm repl ARGS": a
+// comment to the debugger and to the REPL) and the input after it; what
+// the command prints (standard output and error) must equal NAME.expected
+// (numbers within a tolerance), a transcript read and checked by hand when
+// it was made (tests/tools/update_transcripts.sh writes them again after a
+// change that is meant to alter them). The sessions run from the
+// repository's root, so the paths they print are the repository's.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,11 +27,15 @@ std::string ReadText(const std::filesystem::path& path) {
   return text.str();
 }
 
+// "debug/NAME" and "repl/NAME" for each session file.
 std::vector<std::string> Sessions() {
   std::vector<std::string> names;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(RepositoryRoot() / "tests" / "tools" / "debug")) {
-    if (entry.path().extension() == ".session") names.push_back(entry.path().stem().string());
+  for (const char* kind : {"debug", "repl"}) {
+    for (const auto& entry :
+         std::filesystem::directory_iterator(RepositoryRoot() / "tests" / "tools" / kind)) {
+      if (entry.path().extension() == ".session")
+        names.push_back(std::string(kind) + "/" + entry.path().stem().string());
+    }
   }
   std::sort(names.begin(), names.end());
   return names;
@@ -63,30 +68,33 @@ bool SameTranscript(const std::string& actual, const std::string& expected) {
   return a == actual.size() && e == expected.size();
 }
 
-class DebugSessionTest : public ::testing::TestWithParam<std::string> {};
+class SessionTest : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(DebugSessionTest, PrintsItsTranscript) {
-  const std::filesystem::path directory = RepositoryRoot() / "tests" / "tools" / "debug";
-  const std::filesystem::path session = directory / (GetParam() + ".session");
+TEST_P(SessionTest, PrintsItsTranscript) {
+  const std::filesystem::path base = RepositoryRoot() / "tests" / "tools" / GetParam();
+  const std::filesystem::path session = base.string() + ".session";
   std::ifstream file(session);
   std::string first_line;
   std::getline(file, first_line);
-  const std::string prefix = "# relay-vm debug ";
+  const std::string kind = GetParam().substr(0, GetParam().find('/'));
+  const std::string prefix = (kind == "debug" ? "# relay-vm " : "// relay-vm ") + kind;
   ASSERT_TRUE(first_line.starts_with(prefix)) << session << " must start with '" << prefix << "'";
+  const std::string arguments = first_line.substr(prefix.size());
   CommandResult result =
-      RunRelayVm("debug " + first_line.substr(prefix.size()) + " < '" + session.string() + "'",
-                 RepositoryRoot());
+      RunRelayVm(kind + arguments + " < '" + session.string() + "'", RepositoryRoot());
   EXPECT_EQ(result.exit_code, 0) << result.output;
-  // (The session's first line is a comment to the debugger, as '#' lines
-  // are to gdb.)
-  const std::string expected = ReadText(directory / (GetParam() + ".expected"));
+  const std::string expected = ReadText(base.string() + ".expected");
   EXPECT_TRUE(SameTranscript(result.output, expected)) << "printed:\n"
                                                        << result.output << "\nexpected:\n"
                                                        << expected;
 }
 
-INSTANTIATE_TEST_SUITE_P(Sessions, DebugSessionTest, ::testing::ValuesIn(Sessions()),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Sessions, SessionTest, ::testing::ValuesIn(Sessions()),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '/', '_');
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace relay::testing
