@@ -4,7 +4,9 @@
 // Reads debugger commands (tools/debugger.h) from standard input, one per
 // line, until `quit` or the end of the input. On a terminal it prompts with
 // "(rdb) "; otherwise it prints each command's output only, so sessions
-// can be scripted. Exits 0 at the end of the input.
+// can be scripted. Exits 0 at the end of the input. On a terminal, Ctrl-C
+// stops a running program where it is, as a breakpoint would.
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -73,6 +75,13 @@ int RunDebugCommand(std::span<const std::string_view> arguments, std::ostream& o
   Debugger debugger(program->executable, inputs.entry, std::move(arguments_of_entry),
                     SourcesOf(path, *program->executable), out);
   const bool terminal = isatty(STDIN_FILENO) != 0;
+  if (terminal) {
+    // Ctrl-C stops the running program where it is (Debugger::interrupted).
+    struct sigaction action {};
+    action.sa_handler = [](int) { Debugger::interrupted = true; };
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, nullptr);
+  }
   std::string line;
   while (true) {
     if (terminal) out << "(rdb) " << std::flush;

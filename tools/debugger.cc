@@ -13,6 +13,8 @@
 
 namespace relay::tools {
 
+std::atomic<bool> Debugger::interrupted{false};
+
 namespace {
 
 // Splits "command rest" at the first space.
@@ -351,6 +353,7 @@ bool Debugger::Advance(Mode mode) {
     out_ << "Run till exit from #0 " << Describe(start.depth - 1) << "\n";
   }
   Position before = start;
+  interrupted = false;
   while (true) {
     std::optional<Value> result;
     try {
@@ -387,6 +390,11 @@ bool Debugger::Advance(Mode mode) {
         ShowPosition(false);
         return true;
       }
+    }
+    if (interrupted.exchange(false)) {
+      out_ << "\nInterrupted, " << Describe(after.depth - 1) << "\n";
+      ShowPosition(false);
+      return true;
     }
     if (std::optional<int> hit = TriggeredBreakpoint(before, after)) {
       out_ << "\nBreakpoint " << *hit << ", " << Describe(after.depth - 1) << "\n";

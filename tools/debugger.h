@@ -13,6 +13,7 @@
 // executable's debug information (vm::Function::variables).
 #pragma once
 
+#include <atomic>
 #include <iosfwd>
 #include <map>
 #include <memory>
@@ -38,6 +39,10 @@ class Debugger {
 
   // Runs one command line; false once the session should end (quit).
   bool Execute(std::string_view line);
+
+  // Set from a SIGINT handler: a running program stops at its next
+  // instruction, paused, as at a breakpoint.
+  static std::atomic<bool> interrupted;
 
  private:
   struct Breakpoint {

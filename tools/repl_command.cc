@@ -20,6 +20,7 @@
 #include "relay/error.h"
 #include "relay/npy.h"
 #include "tools/command_line.h"
+#include "tools/debugger.h"
 #include "tools/repl_session.h"
 #include "tools/subcommands.h"
 
@@ -51,8 +52,10 @@ char** Complete(const char* text, int, int) {
   return rl_completion_matches(text, CompletionGenerator);
 }
 
+// Ctrl-C stops an evaluation, or the program being debugged under :debug.
 void OnInterrupt(int) {
   ReplSession::interrupted = true;
+  Debugger::interrupted = true;
 }
 
 std::string HistoryPath() {

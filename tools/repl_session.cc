@@ -426,6 +426,21 @@ void ReplSession::Bind(std::string_view name, std::string_view expression) {
 }
 
 void ReplSession::ShowType(std::string_view expression) {
+  // A global alone: its declared type, which may be polymorphic (@map),
+  // where an expression's type must be one.
+  std::string_view name = Trim(expression);
+  if (name.starts_with("@") && name.size() > 1 &&
+      std::all_of(name.begin() + 1, name.end(), IsIdentifierCharacter)) {
+    std::optional<Checked> module =
+        definitions_.empty() ? std::nullopt : Check(definitions_, std::nullopt);
+    const ir::GlobalFunction* global =
+        module ? module->module.FindFunction(name.substr(1)) : nullptr;
+    if (global == nullptr) global = compiler::Prelude().FindFunction(name.substr(1));
+    if (global != nullptr) {
+      out_ << ir::TypeToString(global->name->checked_type()) << "\n";
+      return;
+    }
+  }
   std::optional<Checked> checked = Check(definitions_, expression);
   if (!checked) return;
   const ir::GlobalFunction* eval = checked->module.FindFunction(kEvalFunction);
@@ -520,6 +535,7 @@ void ReplSession::Debug(std::string_view expression) {
   out_ << "Debugging; 'run' starts, 'quit' returns to the REPL.\n";
   while (std::optional<std::string> line = read_line_("(rdb) ")) {
     if (!debugger.Execute(*line)) break;
+    out_ << std::flush;
   }
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # relay-vm repl on a terminal, driven through tmux (send-keys, capture-pane):
 # the prompt, history recall, tab completion, multi-line input, Ctrl-C
-# stopping a long evaluation, and the history file (libedit writes it with
+# stopping a long evaluation and a program being debugged, and the history file (libedit writes it with
 # its own escapes: a space is \040).
 #   repl_terminal_test.sh RELAY_VM
 set -euo pipefail
@@ -52,6 +52,15 @@ send C-c
 expect 'Interrupted\.$'
 send 'multiply(6, 7)' Enter
 expect '^42$' 3
+# Ctrl-C in the debugger (:debug) stops the program where it is.
+send ':debug @spin(1000000000000i64)' Enter
+expect '^Debugging'
+send 'run' Enter
+sleep 1
+send C-c
+expect '^Interrupted, @spin'
+send 'quit' Enter
+expect '^relay> $'
 send ':quit' Enter
 for _ in $(seq 1 100); do [ -s "$home/.relay_vm_history" ] && break; sleep 0.1; done
 grep -q 'multiply(6,' "$home/.relay_vm_history" || { echo "no history file entry"; cat "$home/.relay_vm_history" || true; exit 1; }
