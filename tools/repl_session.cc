@@ -468,25 +468,25 @@ void ReplSession::List() {
     out_ << "%" << variable.name << ": " << variable.type << "\n";
 }
 
-void ReplSession::Disassemble(std::string_view name) {
+std::optional<ReplSession::Checked> ReplSession::ModuleWithGlobal(std::string_view name,
+                                                                  std::string_view command) const {
   if (!name.starts_with("@")) {
-    err_ << "error: :disasm takes a global: :disasm @name\n";
-    return;
+    err_ << "error: " << command << " takes a global: " << command << " @name\n";
+    return std::nullopt;
   }
-  if (definitions_.empty()) {
-    err_ << "error: no global " << name << "\n";
-    return;
+  std::optional<Checked> checked =
+      definitions_.empty() ? std::nullopt : Check(definitions_, std::nullopt);
+  if (!definitions_.empty() && !checked) return std::nullopt;
+  if (!checked || checked->module.FindFunction(name.substr(1)) == nullptr) {
+    err_ << "error: no global " << name << " in this session\n";
+    return std::nullopt;
   }
-  if (definitions_.empty()) {
-    err_ << "error: no global " << name << "\n";
-    return;
-  }
-  std::optional<Checked> checked = Check(definitions_, std::nullopt);
+  return checked;
+}
+
+void ReplSession::Disassemble(std::string_view name) {
+  std::optional<Checked> checked = ModuleWithGlobal(name, ":disasm");
   if (!checked) return;
-  if (checked->module.FindFunction(name.substr(1)) == nullptr) {
-    err_ << "error: no global " << name << "\n";
-    return;
-  }
   std::shared_ptr<const vm::Executable> executable = Compile(*checked);
   // The function and the closures lifted out of it (@f.lambda1, ...).
   const std::string lifted = std::string(name) + ".";
@@ -498,24 +498,8 @@ void ReplSession::Disassemble(std::string_view name) {
 }
 
 void ReplSession::ShowOptimized(std::string_view name) {
-  if (!name.starts_with("@")) {
-    err_ << "error: :optimized takes a global: :optimized @name\n";
-    return;
-  }
-  if (definitions_.empty()) {
-    err_ << "error: no global " << name << "\n";
-    return;
-  }
-  if (definitions_.empty()) {
-    err_ << "error: no global " << name << "\n";
-    return;
-  }
-  std::optional<Checked> checked = Check(definitions_, std::nullopt);
+  std::optional<Checked> checked = ModuleWithGlobal(name, ":optimized");
   if (!checked) return;
-  if (checked->module.FindFunction(name.substr(1)) == nullptr) {
-    err_ << "error: no global " << name << "\n";
-    return;
-  }
   passes::OptimizedProgram optimized = passes::OptimizeForVm(checked->module, &compiler::Prelude());
   parser::PrintOptions options;
   options.tensor_constants_as_meta = true;

@@ -102,6 +102,9 @@ class ReplSession {
   std::optional<Checked> Check(const std::vector<Definition>& definitions,
                                std::optional<std::string_view> expression,
                                const std::vector<std::string>& fresh = {}) const;
+  // The session's module, checked, when it defines global `name` ("@f");
+  // else nullopt after saying why (`command` names the asker).
+  std::optional<Checked> ModuleWithGlobal(std::string_view name, std::string_view command) const;
   // `error` with its caret under the segment it lies in.
   static std::string FormatError(const Error& error, const std::vector<Segment>& segments);
   static std::string InSegments(const std::string& text, const std::vector<Segment>& segments);
