@@ -299,10 +299,13 @@ void Debugger::InfoBreakpoints() {
 }
 
 void Debugger::Run() {
+  // A watchpoint follows a reference cell of the run it was set in.
+  for (const Watch& watch : watches_)
+    out_ << "Watchpoint " << watch.number << " deleted: %" << watch.name
+         << " was a reference of the previous run.\n";
+  watches_.clear();
   machine_.Start(entry_, arguments_);
   selected_ = 0;
-  started_ = true;
-  finished_ = false;
   // A breakpoint on the entry function (or its first line) stops before
   // anything runs.
   Position start = Here();
@@ -448,7 +451,6 @@ bool Debugger::Advance(Mode mode) {
 }
 
 void Debugger::Finished(const Value& result) {
-  finished_ = true;
   out_ << FormatValue(result, executable_->PrintOptions()) << "\n[program finished]\n";
 }
 

@@ -116,8 +116,6 @@ class Debugger {
   std::vector<Breakpoint> breakpoints_;
   std::vector<Watch> watches_;
   int next_number_ = 1;
-  bool started_ = false;
-  bool finished_ = false;
   int32_t list_line_ = 0;  // where the next bare `list` continues
   size_t selected_ = 0;    // the frame print reads: 0 innermost, as bt numbers them
 };
