@@ -358,6 +358,25 @@ void ReplSession::Define(std::vector<Definition> added) {
   }
 }
 
+std::optional<Value> ReplSession::Run(
+    const Checked& checked, const std::shared_ptr<const vm::Executable>& executable) const {
+  vm::VirtualMachine machine(executable);
+  interrupted = false;
+  try {
+    machine.Start(kEvalFunction, VariableValues());
+    while (true) {
+      if (std::optional<Value> result = machine.Resume(kInstructionsBetweenChecks)) return result;
+      if (interrupted) {
+        err_ << "Interrupted.\n";
+        return std::nullopt;
+      }
+    }
+  } catch (const Error& error) {
+    err_ << FormatError(error, checked.segments) << "\n";
+    return std::nullopt;
+  }
+}
+
 void ReplSession::Evaluate(std::string_view expression, bool timed) {
   if (Trim(expression).empty()) {
     err_ << "error: expected an expression\n";
@@ -366,22 +385,9 @@ void ReplSession::Evaluate(std::string_view expression, bool timed) {
   std::optional<Checked> checked = Check(definitions_, expression);
   if (!checked) return;
   std::shared_ptr<const vm::Executable> executable = Compile(*checked);
-  vm::VirtualMachine machine(executable);
-  interrupted = false;
   const auto start = std::chrono::steady_clock::now();
-  std::optional<Value> result;
-  try {
-    machine.Start(kEvalFunction, VariableValues());
-    while (!(result = machine.Resume(kInstructionsBetweenChecks))) {
-      if (interrupted) {
-        err_ << "Interrupted.\n";
-        return;
-      }
-    }
-  } catch (const Error& error) {
-    err_ << FormatError(error, checked->segments) << "\n";
-    return;
-  }
+  std::optional<Value> result = Run(*checked, executable);
+  if (!result) return;
   const double milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   out_ << FormatValue(*result, executable->PrintOptions()) << "\n";
@@ -397,22 +403,8 @@ void ReplSession::Bind(std::string_view name, std::string_view expression) {
   if (!checked) return;
   const ir::GlobalFunction* eval = checked->module.FindFunction(kEvalFunction);
   const std::string type = ir::TypeToString(eval->function->body->checked_type());
-  std::shared_ptr<const vm::Executable> executable = Compile(*checked);
-  vm::VirtualMachine machine(executable);
-  interrupted = false;
-  std::optional<Value> result;
-  try {
-    machine.Start(kEvalFunction, VariableValues());
-    while (!(result = machine.Resume(kInstructionsBetweenChecks))) {
-      if (interrupted) {
-        err_ << "Interrupted.\n";
-        return;
-      }
-    }
-  } catch (const Error& error) {
-    err_ << FormatError(error, checked->segments) << "\n";
-    return;
-  }
+  std::optional<Value> result = Run(*checked, Compile(*checked));
+  if (!result) return;
   if (HoldsClosure(*result)) {
     // A closure names a function of the executable that made it, and each
     // input is compiled anew.

@@ -112,6 +112,11 @@ class ReplSession {
   // kEvalFunction.
   std::shared_ptr<const vm::Executable> Compile(const Checked& checked) const;
   std::vector<Value> VariableValues() const;
+  // Runs the expression's function of `checked` (compiled as `executable`)
+  // on the session variables, in slices that Ctrl-C can stop; nullopt after
+  // saying why not (a runtime error, or Ctrl-C).
+  std::optional<Value> Run(const Checked& checked,
+                           const std::shared_ptr<const vm::Executable>& executable) const;
 
   std::ostream& out_;
   std::ostream& err_;
