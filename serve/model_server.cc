@@ -162,10 +162,18 @@ void ModelServer::AddRoutes() {
           throw RequestError(400, "an inference request is a JSON body, not multipart form data");
         std::string body;
         bool over_limit = false;
+        size_t discarded = 0;
         bool read = reader([&](const char* data, size_t length) {
-          over_limit = body.size() + length > options_.max_body_bytes;
-          if (!over_limit) body.append(data, length);
-          return !over_limit;
+          over_limit = over_limit || body.size() + length > options_.max_body_bytes;
+          if (!over_limit) {
+            body.append(data, length);
+            return true;
+          }
+          // Past the limit the rest is read and dropped (up to as much
+          // again), so that the client, still sending, gets the 413
+          // rather than a connection reset by unread bytes.
+          discarded += length;
+          return discarded <= options_.max_body_bytes;
         });
         // httplib's reader also stops at the limit (set_payload_max_length),
         // with an empty body.
