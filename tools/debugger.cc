@@ -410,19 +410,11 @@ bool Debugger::Advance(Mode mode) {
     switch (mode) {
       case Mode::kContinue:
         break;
-      case Mode::kStepInstruction: {
-        std::string listing = vm::DisassembleFunction(*executable_, size_t(after.function));
-        std::string prefix = "  " + std::to_string(after.pc) + ": ";
-        size_t at = listing.find("\n" + prefix);
-        std::string instruction;
-        if (at != std::string::npos) {
-          size_t end = listing.find('\n', at + 1);
-          instruction = listing.substr(at + 1 + 2, end - at - 3);
-        }
-        out_ << Describe(after.depth - 1) << "\n" << instruction << "\n";
+      case Mode::kStepInstruction:
+        out_ << Describe(after.depth - 1) << "\n"
+             << vm::DisassembleInstruction(*executable_, size_t(after.function), after.pc) << "\n";
         list_line_ = after.location.line;
         return true;
-      }
       case Mode::kStep:
         if (located && new_line) {
           ShowPosition(after.depth != start.depth || after.function != start.function);

@@ -320,78 +320,82 @@ std::string DescribeMetadata(const Executable& executable, Opcode opcode, int32_
 
 }  // namespace
 
+std::string DisassembleInstruction(const Executable& executable, size_t index, size_t pc) {
+  const Function& function = executable.functions.at(index);
+  const Instruction& instruction = function.code.at(pc);
+  const OpcodeInfo& info = InfoOf(instruction.opcode);
+  std::string text = std::to_string(pc) + ": " + std::string(info.mnemonic);
+  size_t position = 0;
+  bool first = true;
+  for (OperandKind kind : info.operands) {
+    text += first ? " " : ", ";
+    first = false;
+    if (kind == OperandKind::kList) {
+      text += "[";
+      bool first_item = true;
+      for (int32_t reg : function.ListOf(instruction)) {
+        text += (first_item ? "$" : ", $") + std::to_string(reg);
+        first_item = false;
+      }
+      text += "]";
+      continue;
+    }
+    const int32_t operand = instruction.operands[position++];
+    switch (kind) {
+      case OperandKind::kDst:
+      case OperandKind::kReg:
+        text += "$" + std::to_string(operand);
+        break;
+      case OperandKind::kFunc:
+        text += size_t(operand) < executable.functions.size()
+                    ? executable.functions[operand].name
+                    : "function#" + std::to_string(operand);
+        break;
+      case OperandKind::kKernel:
+        text += size_t(operand) < executable.kernels.size() ? executable.kernels[operand].op
+                                                            : "kernel#" + std::to_string(operand);
+        break;
+      case OperandKind::kTag:
+        text += size_t(operand) < executable.constructors.size()
+                    ? executable.constructors[operand].name
+                    : "tag#" + std::to_string(operand);
+        break;
+      case OperandKind::kConst:
+        text += "const#" + std::to_string(operand) +
+                DescribeMetadata(executable, instruction.opcode, operand);
+        break;
+      case OperandKind::kTarget:
+        text += "@" + std::to_string(operand);
+        break;
+      case OperandKind::kString:
+        text += "string#" + std::to_string(operand);
+        break;
+      default:
+        // alloc_tensor_reg's index is a dtype.
+        if (instruction.opcode == Opcode::kAllocTensorReg && operand >= 0 &&
+            operand < kDTypeCount) {
+          text += DTypeName(static_cast<DType>(operand));
+        } else {
+          text += std::to_string(operand);
+        }
+        break;
+    }
+  }
+  if (instruction.location.line > 0) {
+    if (text.size() < 46) text.resize(46, ' ');
+    text += "  ; line " + std::to_string(instruction.location.line);
+  }
+  return text;
+}
+
 std::string DisassembleFunction(const Executable& executable, size_t index) {
   std::ostringstream out;
   const Function& function = executable.functions.at(index);
   out << "function " << index << " " << function.name << " (params " << function.param_count;
   if (function.captured_count) out << ", captured " << function.captured_count;
   out << ", registers " << function.register_count << ")\n";
-  for (size_t pc = 0; pc < function.code.size(); ++pc) {
-    const Instruction& instruction = function.code[pc];
-    const OpcodeInfo& info = InfoOf(instruction.opcode);
-    std::string text = "  " + std::to_string(pc) + ": " + std::string(info.mnemonic);
-    size_t position = 0;
-    bool first = true;
-    for (OperandKind kind : info.operands) {
-      text += first ? " " : ", ";
-      first = false;
-      if (kind == OperandKind::kList) {
-        text += "[";
-        bool first_item = true;
-        for (int32_t reg : function.ListOf(instruction)) {
-          text += (first_item ? "$" : ", $") + std::to_string(reg);
-          first_item = false;
-        }
-        text += "]";
-        continue;
-      }
-      const int32_t operand = instruction.operands[position++];
-      switch (kind) {
-        case OperandKind::kDst:
-        case OperandKind::kReg:
-          text += "$" + std::to_string(operand);
-          break;
-        case OperandKind::kFunc:
-          text += size_t(operand) < executable.functions.size()
-                      ? executable.functions[operand].name
-                      : "function#" + std::to_string(operand);
-          break;
-        case OperandKind::kKernel:
-          text += size_t(operand) < executable.kernels.size() ? executable.kernels[operand].op
-                                                              : "kernel#" + std::to_string(operand);
-          break;
-        case OperandKind::kTag:
-          text += size_t(operand) < executable.constructors.size()
-                      ? executable.constructors[operand].name
-                      : "tag#" + std::to_string(operand);
-          break;
-        case OperandKind::kConst:
-          text += "const#" + std::to_string(operand) +
-                  DescribeMetadata(executable, instruction.opcode, operand);
-          break;
-        case OperandKind::kTarget:
-          text += "@" + std::to_string(operand);
-          break;
-        case OperandKind::kString:
-          text += "string#" + std::to_string(operand);
-          break;
-        default:
-          // alloc_tensor_reg's index is a dtype.
-          if (instruction.opcode == Opcode::kAllocTensorReg && operand >= 0 &&
-              operand < kDTypeCount) {
-            text += DTypeName(static_cast<DType>(operand));
-          } else {
-            text += std::to_string(operand);
-          }
-          break;
-      }
-    }
-    if (instruction.location.line > 0) {
-      if (text.size() < 48) text.resize(48, ' ');
-      text += "  ; line " + std::to_string(instruction.location.line);
-    }
-    out << text << "\n";
-  }
+  for (size_t pc = 0; pc < function.code.size(); ++pc)
+    out << "  " << DisassembleInstruction(executable, index, pc) << "\n";
   for (const VariableRange& variable : function.variables) {
     out << "  ; %" << variable.name << " in $" << variable.reg << " over [" << variable.begin
         << ", " << variable.end << ")\n";

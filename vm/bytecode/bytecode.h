@@ -177,5 +177,8 @@ void RemapVariableRanges(std::vector<VariableRange>& variables,
 std::string Disassemble(const Executable& executable);
 // The same for function `index` alone.
 std::string DisassembleFunction(const Executable& executable, size_t index);
+// Instruction `pc` of function `index`, as one line of that listing
+// without its indent ("2: invoke_kernel_out nn.dense, [$0, $2, $5] ; line 18").
+std::string DisassembleInstruction(const Executable& executable, size_t index, size_t pc);
 
 }  // namespace relay::vm
