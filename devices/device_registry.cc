@@ -7,6 +7,7 @@
 #include <string>
 
 #include "devices/cpu/cpu_device.h"
+#include "devices/kernel_loader.h"
 #include "relay/devices.h"
 #include "relay/error.h"
 
@@ -104,4 +105,11 @@ Device& GetDevice(DeviceId id) {
                                       "): relay-vm knows cpu, cuda, opencl and xrt");
 }
 
+namespace devices {
+
+KernelLoader* KernelLoaderOf(Device& device) {
+  return dynamic_cast<KernelLoader*>(&device);
+}
+
+}  // namespace devices
 }  // namespace relay

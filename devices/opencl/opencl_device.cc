@@ -1,9 +1,14 @@
 #include "devices/opencl/opencl_device.h"
 
+#include <algorithm>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "devices/kernel_loader.h"
 #include "devices/opencl/opencl_library.h"
 #include "devices/pooled_device.h"
 #include "relay/error.h"
@@ -114,7 +119,112 @@ class OpenClBufferAllocator final : public RawAllocator {
   const size_t largest_buffer_bytes_;
 };
 
-class OpenClDevice final : public PooledDevice {
+// A program built from source for one device and its one kernel. Setting
+// arguments and enqueueing is one step under a lock: a cl_kernel's
+// arguments are shared state.
+class OpenClKernel final : public LoadedKernel {
+ public:
+  OpenClKernel(std::shared_ptr<const OpenClLibrary> library,
+               std::shared_ptr<const OwnedContext> context, std::shared_ptr<OwnedQueue> queue,
+               cl_device_id device, std::string device_name, const std::string& source,
+               const std::string& entry)
+      : library_(std::move(library)),
+        context_(std::move(context)),
+        queue_(std::move(queue)),
+        device_name_(std::move(device_name)) {
+    const char* text = source.c_str();
+    const size_t length = source.size();
+    cl_int result = CL_SUCCESS;
+    program_ = library_->create_program_with_source(context_->get(), 1, &text, &length, &result);
+    library_->Check(result, device_name_, "clCreateProgramWithSource");
+    result = library_->build_program(program_, 1, &device, "", nullptr, nullptr);
+    if (result != CL_SUCCESS) {
+      const std::string log = BuildLog(device);
+      library_->release_program(program_);
+      throw Error(ErrorKind::kDevice, device_name_ + ": clBuildProgram failed: " +
+                                          OpenClLibrary::DescribeErrorCode(result) +
+                                          (log.empty() ? std::string() : "\n" + log));
+    }
+    kernel_ = library_->create_kernel(program_, entry.c_str(), &result);
+    if (result != CL_SUCCESS) {
+      library_->release_program(program_);
+      library_->Check(result, device_name_, "clCreateKernel");
+    }
+    size_t largest_group = 0;
+    library_->Check(
+        library_->get_kernel_work_group_info(kernel_, device, CL_KERNEL_WORK_GROUP_SIZE,
+                                             sizeof largest_group, &largest_group, nullptr),
+        device_name_, "clGetKernelWorkGroupInfo");
+    group_size_ = std::max<size_t>(1, std::min<size_t>(largest_group, kGroupSize));
+  }
+  OpenClKernel(const OpenClKernel&) = delete;
+  OpenClKernel& operator=(const OpenClKernel&) = delete;
+  ~OpenClKernel() override {
+    library_->release_kernel(kernel_);
+    library_->release_program(program_);
+  }
+
+  void Launch(std::span<const BufferArgument> buffers, std::span<const int64_t> scalars,
+              int64_t threads) const override {
+    if (threads <= 0) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    cl_uint position = 0;
+    for (const BufferArgument& buffer : buffers) {
+      const cl_mem memory = BufferOf(buffer.handle);
+      const cl_long offset = static_cast<cl_long>(buffer.byte_offset);
+      SetArgument(position++, sizeof memory, &memory);
+      SetArgument(position++, sizeof offset, &offset);
+    }
+    for (const int64_t scalar : scalars) {
+      const cl_long value = scalar;
+      SetArgument(position++, sizeof value, &value);
+    }
+    // OpenCL 1.2 wants the global size a multiple of the group's; threads
+    // past `threads` return at once.
+    const size_t groups = (static_cast<size_t>(threads) + group_size_ - 1) / group_size_;
+    const size_t global = groups * group_size_;
+    library_->Check(library_->enqueue_nd_range_kernel(queue_->get(), kernel_, 1, nullptr, &global,
+                                                      &group_size_, 0, nullptr, nullptr),
+                    device_name_, "clEnqueueNDRangeKernel");
+  }
+
+ private:
+  // Work-items per work-group: a multiple of every GPU's warp or
+  // wavefront, and enough for PoCL to vectorise across work-items.
+  static constexpr size_t kGroupSize = 256;
+
+  void SetArgument(cl_uint position, size_t size, const void* value) const {
+    library_->Check(library_->set_kernel_argument(kernel_, position, size, value), device_name_,
+                    "clSetKernelArg");
+  }
+
+  std::string BuildLog(cl_device_id device) const {
+    size_t size = 0;
+    if (library_->get_program_build_info(program_, device, CL_PROGRAM_BUILD_LOG, 0, nullptr,
+                                         &size) != CL_SUCCESS ||
+        size == 0) {
+      return "";
+    }
+    std::string log(size, '\0');
+    if (library_->get_program_build_info(program_, device, CL_PROGRAM_BUILD_LOG, size, log.data(),
+                                         nullptr) != CL_SUCCESS) {
+      return "";
+    }
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+    return log;
+  }
+
+  const std::shared_ptr<const OpenClLibrary> library_;
+  const std::shared_ptr<const OwnedContext> context_;
+  const std::shared_ptr<OwnedQueue> queue_;
+  const std::string device_name_;
+  cl_program program_ = nullptr;
+  cl_kernel kernel_ = nullptr;
+  size_t group_size_ = 1;
+  mutable std::mutex mutex_;
+};
+
+class OpenClDevice final : public PooledDevice, public KernelLoader {
  public:
   // `context` is a context for the device at `location`, which `id` names.
   OpenClDevice(std::shared_ptr<const OpenClLibrary> library, DeviceId id,
@@ -125,14 +235,30 @@ class OpenClDevice final : public PooledDevice {
                                                              largest_buffer_bytes),
                      std::move(pool_options)),
         library_(std::move(library)),
-        queue_(*library_, *context, location.device, name()) {}
+        context_(std::move(context)),
+        device_(location.device),
+        queue_(std::make_shared<OwnedQueue>(*library_, *context_, location.device, name())) {}
+
+  SourceDialect dialect() const override { return SourceDialect::kOpenClC; }
+
+  std::shared_ptr<const LoadedKernel> LoadKernel(const std::string& source,
+                                                 const std::string& entry) override {
+    const std::string key = entry + '\n' + source;
+    std::lock_guard<std::mutex> lock(kernels_mutex_);
+    auto found = kernels_.find(key);
+    if (found != kernels_.end()) return found->second;
+    auto kernel =
+        std::make_shared<OpenClKernel>(library_, context_, queue_, device_, name(), source, entry);
+    kernels_.emplace(key, kernel);
+    return kernel;
+  }
 
   void CopyFromHost(const void* source, void* destination_handle, size_t destination_offset,
                     size_t bytes) override {
     // OpenCL rejects zero-byte transfers with CL_INVALID_VALUE.
     if (bytes == 0) return;
     library_->Check(
-        library_->enqueue_write_buffer(queue_.get(), BufferOf(destination_handle), CL_TRUE,
+        library_->enqueue_write_buffer(queue_->get(), BufferOf(destination_handle), CL_TRUE,
                                        destination_offset, bytes, source, 0, nullptr, nullptr),
         name(), "clEnqueueWriteBuffer");
   }
@@ -141,8 +267,8 @@ class OpenClDevice final : public PooledDevice {
                   size_t bytes) override {
     if (bytes == 0) return;
     library_->Check(
-        library_->enqueue_read_buffer(queue_.get(), BufferOf(source_handle), CL_TRUE, source_offset,
-                                      bytes, destination, 0, nullptr, nullptr),
+        library_->enqueue_read_buffer(queue_->get(), BufferOf(source_handle), CL_TRUE,
+                                      source_offset, bytes, destination, 0, nullptr, nullptr),
         name(), "clEnqueueReadBuffer");
   }
 
@@ -169,23 +295,28 @@ class OpenClDevice final : public PooledDevice {
   }
 
   void Synchronize() override {
-    library_->Check(library_->finish(queue_.get()), name(), "clFinish");
+    library_->Check(library_->finish(queue_->get()), name(), "clFinish");
   }
 
  private:
   void EnqueueCopy(const void* source_handle, size_t source_offset, void* destination_handle,
                    size_t destination_offset, size_t bytes) {
-    library_->Check(library_->enqueue_copy_buffer(queue_.get(), BufferOf(source_handle),
+    library_->Check(library_->enqueue_copy_buffer(queue_->get(), BufferOf(source_handle),
                                                   BufferOf(destination_handle), source_offset,
                                                   destination_offset, bytes, 0, nullptr, nullptr),
                     name(), "clEnqueueCopyBuffer");
   }
 
   const std::shared_ptr<const OpenClLibrary> library_;
+  const std::shared_ptr<const OwnedContext> context_;
+  const cl_device_id device_;
   // In the context the raw allocator holds, which outlives it. Drained and
-  // released before the pool returns its cache, so every queued copy has
-  // finished by the time the buffers go.
-  OwnedQueue queue_;
+  // released before the pool returns its cache (unless a loaded kernel
+  // still holds it), so every queued copy has finished by the time the
+  // buffers go.
+  const std::shared_ptr<OwnedQueue> queue_;
+  std::mutex kernels_mutex_;
+  std::map<std::string, std::shared_ptr<const OpenClKernel>> kernels_;  // by entry and source
 };
 
 }  // namespace

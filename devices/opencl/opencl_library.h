@@ -30,21 +30,30 @@
 namespace relay::devices {
 
 // Every entry point, as X(member, exported_symbol).
-#define RELAY_OPENCL_ENTRY_POINTS(X)              \
-  X(get_platform_ids, clGetPlatformIDs)           \
-  X(get_platform_info, clGetPlatformInfo)         \
-  X(get_device_ids, clGetDeviceIDs)               \
-  X(get_device_info, clGetDeviceInfo)             \
-  X(create_context, clCreateContext)              \
-  X(release_context, clReleaseContext)            \
-  X(create_command_queue, clCreateCommandQueue)   \
-  X(release_command_queue, clReleaseCommandQueue) \
-  X(create_buffer, clCreateBuffer)                \
-  X(release_memory_object, clReleaseMemObject)    \
-  X(enqueue_write_buffer, clEnqueueWriteBuffer)   \
-  X(enqueue_read_buffer, clEnqueueReadBuffer)     \
-  X(enqueue_copy_buffer, clEnqueueCopyBuffer)     \
-  X(finish, clFinish)
+#define RELAY_OPENCL_ENTRY_POINTS(X)                       \
+  X(get_platform_ids, clGetPlatformIDs)                    \
+  X(get_platform_info, clGetPlatformInfo)                  \
+  X(get_device_ids, clGetDeviceIDs)                        \
+  X(get_device_info, clGetDeviceInfo)                      \
+  X(create_context, clCreateContext)                       \
+  X(release_context, clReleaseContext)                     \
+  X(create_command_queue, clCreateCommandQueue)            \
+  X(release_command_queue, clReleaseCommandQueue)          \
+  X(create_buffer, clCreateBuffer)                         \
+  X(release_memory_object, clReleaseMemObject)             \
+  X(enqueue_write_buffer, clEnqueueWriteBuffer)            \
+  X(enqueue_read_buffer, clEnqueueReadBuffer)              \
+  X(enqueue_copy_buffer, clEnqueueCopyBuffer)              \
+  X(finish, clFinish)                                      \
+  X(create_program_with_source, clCreateProgramWithSource) \
+  X(build_program, clBuildProgram)                         \
+  X(get_program_build_info, clGetProgramBuildInfo)         \
+  X(release_program, clReleaseProgram)                     \
+  X(create_kernel, clCreateKernel)                         \
+  X(release_kernel, clReleaseKernel)                       \
+  X(set_kernel_argument, clSetKernelArg)                   \
+  X(get_kernel_work_group_info, clGetKernelWorkGroupInfo)  \
+  X(enqueue_nd_range_kernel, clEnqueueNDRangeKernel)
 
 // One OpenCL device and the platform it belongs to.
 struct OpenClDeviceLocation {

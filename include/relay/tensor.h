@@ -25,6 +25,16 @@ std::string ShapeToString(const Shape& shape);
 // product whose byte size (at `element_bytes` each) would not fit in memory.
 int64_t CheckedElementCount(const Shape& shape, size_t element_bytes = 1);
 
+class Tensor;
+
+// A new tensor on `destination` with the contents of `source`: host to
+// device, device to host, within one device, or between two devices
+// through the host. A copy from a device waits for the work queued there
+// that writes `source`. Throws kUsage for memory of a device relay-vm does
+// not own (an external import) that is not on the host, and the devices'
+// kDevice errors.
+Ref<Tensor> CopyTensor(const Tensor& source, Device& destination);
+
 // Immutable view metadata over mutable storage contents. Tensors are always
 // compact and row-major; `byte_offset` locates the first element.
 class Tensor final : public Object {

@@ -5,11 +5,13 @@
 #include <unordered_set>
 
 #include "devices/cpu/thread_pool.h"
+#include "kernels/codegen/gpu/kernel_source.h"
 #include "kernels/codegen/llvm/llvm_jit.h"
 #include "kernels/codegen/llvm/lower_kernel.h"
 #include "kernels/compute/contraction_schedule.h"
 #include "kernels/compute/depthwise_schedule.h"
 #include "kernels/compute/elementwise_compute.h"
+#include "kernels/compute/gpu_schedule.h"
 #include "kernels/compute/neural_network_compute.h"
 #include "kernels/compute/pad_schedule.h"
 #include "kernels/compute/reduction_compute.h"
@@ -277,9 +279,10 @@ void CheckKernelInputs(const kir::Kernel& kernel, std::span<const Ref<Tensor>> i
   }
 }
 
-// Compiles `kernel` and records what launching it needs.
+// Compiles `kernel` for `device` (null: the host) and records what
+// launching it needs.
 PreparedKernel PrepareKernel(const kir::Kernel& kernel, const Shape& output_shape,
-                             std::span<const int64_t> dim_values) {
+                             std::span<const int64_t> dim_values, Device* device = nullptr) {
   RELAY_CHECK(kernel.output_count == 1, "a prepared kernel has one output");
   if (dim_values.size() != kernel.dims.size()) {
     throw Error(ErrorKind::kUsage,
@@ -287,7 +290,15 @@ PreparedKernel PrepareKernel(const kir::Kernel& kernel, const Shape& output_shap
                     " symbolic dimensions, given " + std::to_string(dim_values.size()) + " values");
   }
   PreparedKernel prepared;
-  prepared.entry = llvm_backend::CompileKernel(kernel);
+  if (device != nullptr) {
+    RELAY_CHECK(!kernel.derived_workspace, "device kernels fill no derived workspaces");
+    DeviceKernel compiled = CompileDeviceKernel(kernel, *device);
+    prepared.device = device;
+    prepared.device_kernel = std::move(compiled.loaded);
+    prepared.threads = gpu::EvaluateIndexExpr(compiled.thread_count, kernel.dims, dim_values);
+  } else {
+    prepared.entry = llvm_backend::CompileKernel(kernel);
+  }
   prepared.output_shape = output_shape;
   prepared.output_dtype = kernel.params[kernel.input_count()]->dtype;
   prepared.dim_values.assign(dim_values.begin(), dim_values.end());
@@ -310,12 +321,17 @@ PreparedKernel PrepareKernel(const kir::Kernel& kernel, const Shape& output_shap
 }  // namespace
 
 Ref<Tensor> PreparedKernel::Launch(std::span<const Ref<Tensor>> inputs) const {
-  Ref<Tensor> result = Tensor::Empty(HostDevice(), output_shape, output_dtype);
+  Ref<Tensor> result =
+      Tensor::Empty(device != nullptr ? *device : HostDevice(), output_shape, output_dtype);
   LaunchInto(inputs, *result);
   return result;
 }
 
 void PreparedKernel::LaunchInto(std::span<const Ref<Tensor>> inputs, const Tensor& output) const {
+  if (device_kernel != nullptr) {
+    LaunchOnDevice(inputs, output);
+    return;
+  }
   // The pointers live on the stack for small calls (the VM's scalar
   // arithmetic), so a launch allocates nothing but workspaces.
   constexpr size_t kInlinePointers = 16;
@@ -356,6 +372,24 @@ void PreparedKernel::LaunchInto(std::span<const Ref<Tensor>> inputs, const Tenso
   launch_count.fetch_add(1, std::memory_order_relaxed);
 }
 
+void PreparedKernel::LaunchOnDevice(std::span<const Ref<Tensor>> inputs,
+                                    const Tensor& output) const {
+  std::vector<devices::BufferArgument> buffers;
+  buffers.reserve(inputs.size() + 1 + workspaces.size());
+  for (const Ref<Tensor>& input : inputs)
+    buffers.push_back({input->storage()->handle(), input->byte_offset()});
+  buffers.push_back({output.storage()->handle(), output.byte_offset()});
+  // Freed at once, but only to the device's pool, whose next user queues
+  // behind this launch on the device's in-order queue.
+  std::vector<Ref<Tensor>> scratch;
+  for (const auto& [element_count, dtype] : workspaces) {
+    scratch.push_back(Tensor::Empty(*device, {element_count}, dtype));
+    buffers.push_back({scratch.back()->storage()->handle(), 0});
+  }
+  device_kernel->Launch(buffers, dim_values, threads);
+  launch_count.fetch_add(1, std::memory_order_relaxed);
+}
+
 Ref<Tensor> RunKernel(const kir::Kernel& kernel, std::span<const Ref<Tensor>> inputs,
                       const Shape& output_shape, std::span<const int64_t> dim_values) {
   CheckKernelInputs(kernel, inputs);
@@ -363,6 +397,24 @@ Ref<Tensor> RunKernel(const kir::Kernel& kernel, std::span<const Ref<Tensor>> in
 }
 
 namespace {
+
+// The device holding every one of `tensors`: null for the host, else the
+// device whose kernels they run. Throws kUsage for a null tensor and for
+// tensors on more than one device.
+Device* DeviceOfInputs(const std::string& subject, std::span<const Ref<Tensor>> tensors) {
+  std::optional<DeviceId> found;
+  for (const Ref<Tensor>& tensor : tensors) {
+    if (!tensor) throw Error(ErrorKind::kUsage, subject + ": null input");
+    const DeviceId id = tensor->device_id();
+    if (found && *found != id) {
+      throw Error(ErrorKind::kUsage, subject + ": inputs on " + found->ToString() + " and " +
+                                         id.ToString() + "; copy them to one device first");
+    }
+    found = id;
+  }
+  if (!found || found->kind == DeviceKind::kCPU) return nullptr;
+  return &GetDevice(*found);
+}
 
 const OperatorDefinition& FindDefinition(std::string_view name, size_t input_count) {
   const OperatorDefinition* definition = FindOperator(name);
@@ -384,11 +436,7 @@ std::shared_ptr<const PreparedOperator> PrepareDefinition(const OperatorDefiniti
                                                           std::span<const Ref<Tensor>> tensors,
                                                           const std::vector<ValueType>& input_types,
                                                           const Attrs& attrs) {
-  for (const Ref<Tensor>& input : tensors) {
-    if (!input || input->device_id().kind != DeviceKind::kCPU) {
-      throw Error(ErrorKind::kUsage, "operator " + definition.name + " runs on host tensors only");
-    }
-  }
+  Device* const device = DeviceOfInputs(definition.name, tensors);
   Attrs normalized;
   if (std::optional<std::string> problem =
           NormalizeAttrs(definition.attributes, attrs, normalized)) {
@@ -397,6 +445,12 @@ std::shared_ptr<const PreparedOperator> PrepareDefinition(const OperatorDefiniti
   // An operator whose shape depends on values (arange) sees its inputs as
   // constants: they are host tensors.
   const bool needs_values = definition.shape_dependence == ShapeDependence::kInputValues;
+  if (needs_values && device != nullptr) {
+    throw Error(ErrorKind::kUsage, "operator " + definition.name +
+                                       " reads its inputs' values for its shape: give it host "
+                                       "tensors, not tensors on " +
+                                       device->id().ToString());
+  }
   RELAY_CHECK(!needs_values || input_types.size() == tensors.size(),
               "an operator shaped by values takes no tuple");
   std::vector<RelationInput> relation_inputs;
@@ -495,6 +549,11 @@ std::shared_ptr<const PreparedOperator> PrepareDefinition(const OperatorDefiniti
     const std::span<const int32_t> first_inputs =
         tensors.size() <= 2 ? std::span<const int32_t>(kInOrder, tensors.size())
                             : std::span<const int32_t>();
+    if (device != nullptr) {
+      prepared->kernels.push_back(PrepareKernel(
+          BuildGpuKernel(definition.name, buffers, dims, output), type.shape, dim_values, device));
+      continue;
+    }
     std::optional<kir::Kernel> padding;
     if (definition.name == "nn.pad" && symbolic == Symbolic::kNone) {
       padding =
@@ -566,14 +625,12 @@ std::shared_ptr<const PreparedOperator> PrepareOperator(std::string_view name,
 std::shared_ptr<const PreparedOperator> PrepareFusedOperators(
     std::span<const FusedOperator> operators, std::span<const Ref<Tensor>> tensors) {
   if (operators.empty()) throw Error(ErrorKind::kUsage, "an empty fused group");
+  Device* const device = DeviceOfInputs("a fused kernel", tensors);
   std::vector<Buffer> buffers;
   std::vector<TensorExpr> inputs;
   std::vector<ValueType> input_types;
   for (size_t index = 0; index < tensors.size(); ++index) {
     const Ref<Tensor>& tensor = tensors[index];
-    if (!tensor || tensor->device_id().kind != DeviceKind::kCPU) {
-      throw Error(ErrorKind::kUsage, "a fused kernel runs on host tensors only");
-    }
     std::vector<Expr> shape;
     for (int64_t dim : tensor->shape()) shape.push_back(Int(dim));
     buffers.push_back(Buffer(new BufferNode("in" + std::to_string(index), tensor->dtype(), shape)));
@@ -630,6 +687,11 @@ std::shared_ptr<const PreparedOperator> PrepareFusedOperators(
   }
   auto prepared = std::make_shared<PreparedOperator>();
   prepared->name = name;
+  if (device != nullptr) {
+    prepared->kernels.push_back(PrepareKernel(BuildGpuKernel(name, buffers, {}, results.back()),
+                                              result_types.back().shape, {}, device));
+    return prepared;
+  }
   // A group ending in a constant pad takes the pad's schedule (a bias and
   // activation, padded for the convolution after them), or, after a
   // contraction (a convolution before them too), the contraction's with its

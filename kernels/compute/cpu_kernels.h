@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/codegen/llvm/lower_kernel.h"
+#include "kernels/compute/device_kernels.h"
 #include "kernels/compute/tensor_expr.h"
 #include "relay/tensor.h"
 
@@ -46,9 +47,14 @@ Ref<Tensor> RunKernel(const kir::Kernel& kernel, std::span<const Ref<Tensor>> in
 
 // A kernel compiled for inputs of known shapes and dtypes, with what
 // launching it needs: its entry, its result's shape and dtype, the values of
-// its symbolic dimensions and the sizes of its workspaces.
+// its symbolic dimensions and the sizes of its workspaces. On the host its
+// entry is called directly; on another device (`device` set) it is a
+// device kernel queued on that device, with `threads` threads.
 struct PreparedKernel {
   llvm_backend::KernelEntry entry = nullptr;
+  Device* device = nullptr;  // null: the host
+  std::shared_ptr<const devices::LoadedKernel> device_kernel;
+  int64_t threads = 0;
   Shape output_shape;
   DType output_dtype = DType::kFloat32;
   std::vector<int64_t> dim_values;
@@ -63,13 +69,16 @@ struct PreparedKernel {
   };
   std::optional<WorkspaceFill> fill;
 
-  // Runs on `inputs` (of the shapes and dtypes it was prepared for: not
-  // checked) into a new host tensor.
+  // Runs on `inputs` (of the shapes and dtypes it was prepared for, on its
+  // device: not checked) into a new tensor on that device.
   Ref<Tensor> Launch(std::span<const Ref<Tensor>> inputs) const;
-  // The same into `output`, a host tensor the caller allocated (explicit
-  // memory); its shape and dtype must be output_shape and output_dtype (not
-  // checked here) and it must not overlap an input.
+  // The same into `output`, a tensor on its device that the caller
+  // allocated (explicit memory); its shape and dtype must be output_shape
+  // and output_dtype (not checked here) and it must not overlap an input.
   void LaunchInto(std::span<const Ref<Tensor>> inputs, const Tensor& output) const;
+
+ private:
+  void LaunchOnDevice(std::span<const Ref<Tensor>> inputs, const Tensor& output) const;
 };
 
 // An operator call prepared for inputs of given shapes and dtypes (and
@@ -115,8 +124,10 @@ class PreparedCallSite {
 // stack) one tuple input given as its fields.
 enum class InputForm { kTensors, kTuple };
 
-// Prepares operator `name` for `tensors` (host tensors; for kTuple, the
-// tuple's fields). Errors as RunOperator.
+// Prepares operator `name` for `tensors` (for kTuple, the tuple's fields),
+// on the device that holds them: the host's kernels, or the GPU schedule
+// compiled for that device. Errors as RunOperator, and kUsage for inputs on
+// more than one device.
 std::shared_ptr<const PreparedOperator> PrepareOperator(std::string_view name,
                                                         std::span<const Ref<Tensor>> tensors,
                                                         const Attrs& attrs, InputForm form);
@@ -140,7 +151,8 @@ std::shared_ptr<const PreparedOperator> PrepareFusedOperators(
     std::span<const FusedOperator> operators, std::span<const Ref<Tensor>> tensors);
 
 // Runs the operator `name` (an elementwise, broadcast or injective operator
-// of the table) on host tensors and returns its result, a new host tensor.
+// of the table) on tensors of one device and returns its result, a new
+// tensor on that device (queued there: reading it waits for it).
 // The kernel is specialised to the inputs' dtypes and ranks; for elementwise
 // and broadcast operators, reductions and arange, dimension sizes are passed
 // at run time, so one compiled kernel serves every shape of the same rank

@@ -86,6 +86,8 @@ std::string_view ForKindText(ForKind kind) {
       return "unrolled for";
     case ForKind::kParallelAlternating:
       return "parallel alternating for";
+    case ForKind::kDeviceThreads:
+      return "device threads for";
   }
   return "for";
 }

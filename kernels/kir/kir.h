@@ -251,8 +251,18 @@ using Stmt = Ref<const StmtNode>;
 // kParallelAlternating is kParallel whose successive runs take each
 // thread's chunks in alternating orders (devices/cpu/thread_pool.h): for a
 // kernel that reads, every call, a weight about as large as the cores'
-// caches.
-enum class ForKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled, kParallelAlternating };
+// caches. kDeviceThreads gives each iteration a thread of its own on a GPU
+// (an OpenCL work-item, a CUDA thread): only the outermost loop of a kernel
+// may be one, and the launcher starts as many threads as its extent (a
+// CPU runs it as a serial loop).
+enum class ForKind : uint8_t {
+  kSerial,
+  kParallel,
+  kVectorized,
+  kUnrolled,
+  kParallelAlternating,
+  kDeviceThreads,
+};
 std::string_view ForKindText(ForKind kind);
 
 // for (var = 0; var < extent; ++var) body

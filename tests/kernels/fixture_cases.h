@@ -139,6 +139,63 @@ inline std::vector<Ref<Tensor>> ReadCaseInputs(const std::string& directory,
   return inputs;
 }
 
+// ---- the device the cases run on ------------------------------------------------------
+
+// The fixture suites run every case on the host, and again, registered by
+// ctest under a prefix, on the device that $RELAY_TEST_DEVICE names
+// ("opencl:0"): inputs are copied there, the operator runs there, and the
+// results are copied back and compared with the same NumPy outputs.
+
+// The device named by $RELAY_TEST_DEVICE, or nullptr (the host) when unset.
+// Throws the device's error when it is not available.
+inline Device* FixtureDevice() {
+  const char* name = std::getenv("RELAY_TEST_DEVICE");
+  if (name == nullptr || *name == '\0') return nullptr;
+  const std::optional<DeviceId> id = ParseDeviceId(name);
+  if (!id)
+    throw Error(ErrorKind::kUsage,
+                std::string("RELAY_TEST_DEVICE=") + name + ": no such device name");
+  return id->kind == DeviceKind::kCPU ? nullptr : &GetDevice(*id);
+}
+
+// Why the fixture device cannot be used, or "" when it can (or is the host).
+inline std::string FixtureDeviceProblem() {
+  try {
+    FixtureDevice();
+    return "";
+  } catch (const Error& error) {
+    return error.what();
+  }
+}
+
+// Skips the running test, saying why, when the fixture device is absent.
+#define RELAY_SKIP_WITHOUT_FIXTURE_DEVICE()                                            \
+  do {                                                                                 \
+    if (const std::string problem = ::relay::kernels::testing::FixtureDeviceProblem(); \
+        !problem.empty())                                                              \
+      GTEST_SKIP() << problem;                                                         \
+  } while (false)
+
+// `tensors` on the fixture device (themselves on the host).
+inline std::vector<Ref<Tensor>> OnFixtureDevice(std::vector<Ref<Tensor>> tensors) {
+  if (Device* device = FixtureDevice()) {
+    for (Ref<Tensor>& tensor : tensors) tensor = CopyTensor(*tensor, *device);
+  }
+  return tensors;
+}
+
+// `tensors` copied to the host where they are not there (nulls stay null).
+inline std::vector<Ref<Tensor>> OnHost(std::vector<Ref<Tensor>> tensors) {
+  for (Ref<Tensor>& tensor : tensors) {
+    if (tensor && !tensor->on_host()) tensor = CopyTensor(*tensor, HostDevice());
+  }
+  return tensors;
+}
+
+inline Ref<Tensor> OnHost(Ref<Tensor> tensor) {
+  return OnHost(std::vector<Ref<Tensor>>{std::move(tensor)})[0];
+}
+
 // ---- comparing elements -----------------------------------------------------------------
 
 inline const uint8_t* ElementBytes(const Tensor& tensor, int64_t index) {
@@ -256,12 +313,13 @@ inline int64_t CompareBytes(const Tensor& expected, const Tensor& actual) {
 inline void ExpectToleranceCaseMatches(const std::string& directory,
                                        const ToleranceCase& test_case) {
   ASSERT_TRUE(test_case.index_error.empty()) << test_case.index_error;
+  RELAY_SKIP_WITHOUT_FIXTURE_DEVICE();
   try {
     std::vector<Ref<Tensor>> inputs =
-        ReadCaseInputs(directory, test_case.name, test_case.input_count);
+        OnFixtureDevice(ReadCaseInputs(directory, test_case.name, test_case.input_count));
     Ref<Tensor> expected = ReadNpy(directory + test_case.name + ".out.npy", HostDevice());
 
-    Ref<Tensor> actual = RunOperator(test_case.operator_name, inputs, test_case.attributes);
+    Ref<Tensor> actual = OnHost(RunOperator(test_case.operator_name, inputs, test_case.attributes));
 
     ASSERT_TRUE(actual) << "RunOperator returned no tensor";
     ASSERT_EQ(DTypeName(actual->dtype()), DTypeName(expected->dtype()));

@@ -1,8 +1,10 @@
 #include "relay/tensor.h"
 
+#include <cstring>
 #include <limits>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 namespace relay {
 
@@ -61,6 +63,36 @@ Ref<Tensor> Tensor::View(Ref<Storage> storage, size_t byte_offset, Shape shape, 
                     " does not fit in a storage of " + std::to_string(storage->size()) + " bytes");
   }
   return Ref<Tensor>(new Tensor(std::move(storage), byte_offset, std::move(shape), dtype, count));
+}
+
+Ref<Tensor> CopyTensor(const Tensor& source, Device& destination) {
+  Ref<Tensor> copy = Tensor::Empty(destination, source.shape(), source.dtype());
+  const size_t bytes = source.byte_size();
+  if (bytes == 0) return copy;
+  Device* const origin = source.storage()->device();
+  if (source.on_host()) {
+    if (copy->on_host()) {
+      std::memcpy(copy->host_data(), source.host_data(), bytes);
+    } else {
+      destination.CopyFromHost(source.host_data(), copy->storage()->handle(), 0, bytes);
+    }
+    return copy;
+  }
+  if (origin == nullptr) {
+    throw Error(ErrorKind::kUsage, "cannot copy a tensor from " + source.device_id().ToString() +
+                                       " memory that relay-vm did not allocate");
+  }
+  if (copy->on_host()) {
+    origin->CopyToHost(source.storage()->handle(), source.byte_offset(), copy->host_data(), bytes);
+  } else if (origin == &destination) {
+    destination.CopyWithinDevice(source.storage()->handle(), source.byte_offset(),
+                                 copy->storage()->handle(), 0, bytes);
+  } else {
+    std::vector<uint8_t> staging(bytes);
+    origin->CopyToHost(source.storage()->handle(), source.byte_offset(), staging.data(), bytes);
+    destination.CopyFromHost(staging.data(), copy->storage()->handle(), 0, bytes);
+  }
+  return copy;
 }
 
 Ref<Tensor> Tensor::Reshape(Shape shape) const {

@@ -1,0 +1,25 @@
+// The GPU schedule: how an operator's output becomes a kernel for a
+// device with many threads (OpenCL, CUDA).
+//
+// BuildGpuKernel gives every output element a thread of its own: the
+// kernel's one loop is a ForKind::kDeviceThreads loop over the flat output
+// index, whose position along each axis is recovered by division, and the
+// element's expression (its reductions as loops) is computed by that
+// thread. Dimensions in `dims` stay symbolic (passed at launch), as on the
+// CPU. This is the schedule every operator has on a GPU; contractions and
+// reductions compute correctly under it, one thread per output element,
+// without the cooperative tiling a tuned GPU schedule would add.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kernels/compute/tensor_expr.h"
+#include "kernels/kir/kir.h"
+
+namespace relay::kernels {
+
+kir::Kernel BuildGpuKernel(const std::string& name, const std::vector<kir::Buffer>& inputs,
+                           const std::vector<kir::Var>& dims, const TensorExpr& output);
+
+}  // namespace relay::kernels
