@@ -16,7 +16,7 @@ endif()
 
 # SYSTEM: warnings inside vendor headers are not ours to fix under -Werror.
 if(RELAY_ENABLE_CUDA)
-  target_sources(relay_devices PRIVATE cuda/cuda_driver.cc cuda/cuda_device.cc)
+  target_sources(relay_devices PRIVATE cuda/cuda_driver.cc cuda/cuda_device.cc cuda/nvrtc_compiler.cc)
   target_include_directories(relay_devices SYSTEM PRIVATE ${RELAY_CUDA_INCLUDE_DIR})
   target_compile_definitions(relay_devices PUBLIC RELAY_HAS_CUDA_DEVICE=1)
 endif()

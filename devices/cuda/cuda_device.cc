@@ -1,9 +1,14 @@
 #include "devices/cuda/cuda_device.h"
 
 #include <cstddef>
+#include <map>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 #include "devices/cuda/cuda_driver.h"
+#include "devices/cuda/nvrtc_compiler.h"
+#include "devices/kernel_loader.h"
 #include "devices/pooled_device.h"
 #include "relay/error.h"
 
@@ -94,16 +99,91 @@ class CudaMemoryAllocator final : public RawAllocator {
   const std::string device_name_;
 };
 
-class CudaDevice final : public PooledDevice {
+// A module loaded from PTX and its one kernel, launched on the context's
+// default stream: the stream the device's copies use, so a launch runs
+// after the copies queued before it and before those after it.
+class CudaKernel final : public LoadedKernel {
  public:
-  // `context` is the primary context of the device `id` names.
+  CudaKernel(std::shared_ptr<const PrimaryContext> context, std::string device_name,
+             const std::string& ptx, const std::string& entry)
+      : context_(std::move(context)), device_name_(std::move(device_name)) {
+    const CudaDriver& driver = context_->driver();
+    ScopedCurrentContext current(driver, context_->get(), device_name_);
+    driver.Check(driver.load_module_data(&module_, ptx.c_str()), device_name_, "cuModuleLoadData");
+    const CUresult found = driver.get_module_function(&function_, module_, entry.c_str());
+    if (found != CUDA_SUCCESS) {
+      driver.unload_module(module_);
+      driver.Check(found, device_name_, "cuModuleGetFunction");
+    }
+  }
+  CudaKernel(const CudaKernel&) = delete;
+  CudaKernel& operator=(const CudaKernel&) = delete;
+  ~CudaKernel() override {
+    const CudaDriver& driver = context_->driver();
+    if (driver.push_current_context(context_->get()) != CUDA_SUCCESS) return;
+    driver.unload_module(module_);
+    CUcontext popped = nullptr;
+    driver.pop_current_context(&popped);
+  }
+
+  void Launch(std::span<const BufferArgument> buffers, std::span<const int64_t> scalars,
+              int64_t threads) const override {
+    if (threads <= 0) return;
+    // cuLaunchKernel reads each argument through a pointer to it.
+    std::vector<CUdeviceptr> pointers;
+    pointers.reserve(buffers.size());
+    for (const BufferArgument& buffer : buffers)
+      pointers.push_back(DevicePointer(buffer.handle, buffer.byte_offset));
+    std::vector<long long> values(scalars.begin(), scalars.end());
+    std::vector<void*> arguments;
+    for (CUdeviceptr& pointer : pointers) arguments.push_back(&pointer);
+    for (long long& value : values) arguments.push_back(&value);
+    const unsigned blocks = static_cast<unsigned>((threads + kBlockThreads - 1) / kBlockThreads);
+    const CudaDriver& driver = context_->driver();
+    ScopedCurrentContext current(driver, context_->get(), device_name_);
+    driver.Check(driver.launch_kernel(function_, blocks, 1, 1, kBlockThreads, 1, 1, 0, nullptr,
+                                      arguments.data(), nullptr),
+                 device_name_, "cuLaunchKernel");
+  }
+
+ private:
+  static constexpr unsigned kBlockThreads = 256;
+
+  const std::shared_ptr<const PrimaryContext> context_;
+  const std::string device_name_;
+  CUmodule module_ = nullptr;
+  CUfunction function_ = nullptr;
+};
+
+class CudaDevice final : public PooledDevice, public KernelLoader {
+ public:
+  // `context` is the primary context of the device `id` names, whose
+  // compute capability is `compute_major`.`compute_minor`.
   CudaDevice(DeviceId id, std::shared_ptr<const PrimaryContext> context, std::string description,
-             MemoryPoolOptions pool_options)
+             int compute_major, int compute_minor, MemoryPoolOptions pool_options)
       : PooledDevice(id, std::move(description),
                      std::make_unique<CudaMemoryAllocator>(context, id.ToString()),
                      std::move(pool_options)),
         context_(std::move(context)),
-        driver_(context_->driver()) {}
+        driver_(context_->driver()),
+        compute_major_(compute_major),
+        compute_minor_(compute_minor) {}
+
+  SourceDialect dialect() const override { return SourceDialect::kCudaC; }
+
+  // CUDA C through NVRTC to PTX for the device's compute capability, which
+  // the driver compiles for the GPU as it loads the module.
+  std::shared_ptr<const LoadedKernel> LoadKernel(const std::string& source,
+                                                 const std::string& entry) override {
+    const std::string key = entry + '\n' + source;
+    std::lock_guard<std::mutex> lock(kernels_mutex_);
+    auto found = kernels_.find(key);
+    if (found != kernels_.end()) return found->second;
+    const std::string ptx = CompileCudaToPtx(source, compute_major_, compute_minor_);
+    auto kernel = std::make_shared<CudaKernel>(context_, name(), ptx, entry);
+    kernels_.emplace(key, kernel);
+    return kernel;
+  }
 
   void CopyFromHost(const void* source, void* destination_handle, size_t destination_offset,
                     size_t bytes) override {
@@ -159,6 +239,10 @@ class CudaDevice final : public PooledDevice {
   // pool has returned its cache through it.
   const std::shared_ptr<const PrimaryContext> context_;
   const CudaDriver& driver_;  // kept alive by context_
+  const int compute_major_;
+  const int compute_minor_;
+  std::mutex kernels_mutex_;
+  std::map<std::string, std::shared_ptr<const CudaKernel>> kernels_;  // by entry and source
 };
 
 // "12.4" from the driver's 12040.
@@ -211,11 +295,25 @@ std::unique_ptr<Device> CreateCudaDevice(std::shared_ptr<const CudaDriver> drive
   driver->Check(driver->get_device_total_memory(&total_memory, device), name, "cuDeviceTotalMem");
   int driver_version = 0;
   driver->Check(driver->get_driver_version(&driver_version), name, "cuDriverGetVersion");
-  std::string description = name + " (" + model + ", " + FormatByteSize(total_memory) +
-                            ", CUDA driver " + FormatDriverVersion(driver_version) + ", pooled)";
+  int compute_major = 0, compute_minor = 0;
+  driver->Check(driver->get_device_attribute(&compute_major,
+                                             CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
+                name, "cuDeviceGetAttribute");
+  driver->Check(driver->get_device_attribute(&compute_minor,
+                                             CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
+                name, "cuDeviceGetAttribute");
+  int multiprocessors = 0;
+  driver->Check(driver->get_device_attribute(&multiprocessors,
+                                             CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
+                name, "cuDeviceGetAttribute");
+  std::string description = name + " (" + model + ", compute capability " +
+                            std::to_string(compute_major) + "." + std::to_string(compute_minor) +
+                            ", " + std::to_string(multiprocessors) + " multiprocessors, " +
+                            FormatByteSize(total_memory) + ", CUDA driver " +
+                            FormatDriverVersion(driver_version) + ", pooled)";
   auto context = std::make_shared<PrimaryContext>(std::move(driver), device, name);
-  return std::make_unique<CudaDevice>(id, std::move(context), std::move(description),
-                                      std::move(pool_options));
+  return std::make_unique<CudaDevice>(id, std::move(context), std::move(description), compute_major,
+                                      compute_minor, std::move(pool_options));
 }
 
 std::unique_ptr<Device> CreateCudaDevice(int32_t index, MemoryPoolOptions pool_options) {

@@ -45,7 +45,12 @@ namespace relay::devices {
   X(free_memory, cuMemFree_v2)                             \
   X(copy_host_to_device, cuMemcpyHtoD_v2)                  \
   X(copy_device_to_host, cuMemcpyDtoH_v2)                  \
-  X(copy_device_to_device, cuMemcpyDtoD_v2)
+  X(copy_device_to_device, cuMemcpyDtoD_v2)                \
+  X(get_device_attribute, cuDeviceGetAttribute)            \
+  X(load_module_data, cuModuleLoadData)                    \
+  X(unload_module, cuModuleUnload)                         \
+  X(get_module_function, cuModuleGetFunction)              \
+  X(launch_kernel, cuLaunchKernel)
 
 class CudaDriver {
  public:

@@ -202,7 +202,10 @@ TEST_F(FakeCudaDriverTest, DriverErrorsNameTheDeviceAndTheOperation) {
 
 TEST_F(FakeCudaDriverTest, DescriptionNamesTheModelMemoryAndDriver) {
   std::unique_ptr<Device> device = CreateCudaDevice(Driver(), 0);
-  EXPECT_EQ(device->description(), "cuda:0 (Fake CUDA Device, 1.0 MiB, CUDA driver 12.4, pooled)");
+  EXPECT_EQ(
+      device->description(),
+      "cuda:0 (Fake CUDA Device, compute capability 8.0, 108 multiprocessors, 1.0 MiB, CUDA driver "
+      "12.4, pooled)");
 }
 
 TEST_F(FakeCudaDriverTest, IndexPastTheDevicesIsReported) {

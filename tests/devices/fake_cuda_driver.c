@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,11 +22,20 @@ typedef enum cudaError_enum {
   kNotInitialised = 3,
   kNoDevice = 100,
   kInvalidDevice = 101,
+  kInvalidImage = 200,
   kInvalidContext = 201,
+  kInvalidHandle = 400,
+  kNotFound = 500,
   kIllegalAddress = 700,
   kUnknown = 999,
 } FakeResult;
 typedef unsigned long long FakeDevicePointer;
+typedef enum CUdevice_attribute_enum {
+  kMultiprocessorCount = 16,
+  kComputeCapabilityMajor = 75,
+  kComputeCapabilityMinor = 76,
+} FakeDeviceAttribute;
+struct CUstream_st;
 
 enum { kMaximumDevices = 8, kMaximumAllocations = 4096, kMaximumContextDepth = 16 };
 
@@ -33,6 +43,21 @@ struct CUctx_st {
   int device;
   int references;
 };
+
+/* A loaded module: a copy of its PTX text. Its one function is the module
+ * itself, seen as a struct CUfunc_st (see FakeModuleGetFunction). */
+struct CUmod_st {
+  char* ptx;
+  int live;
+};
+struct CUfunc_st {
+  struct CUmod_st module;
+};
+enum { kMaximumModules = 8192 };
+static struct CUfunc_st modules[kMaximumModules];
+static size_t module_count;
+static size_t launch_count;
+static unsigned last_grid_x, last_block_x;
 
 struct Allocation {
   FakeDevicePointer address;
@@ -338,6 +363,88 @@ static FakeResult FakeCopyDeviceToDevice(FakeDevicePointer destination, FakeDevi
   return kSuccess;
 }
 
+static FakeResult FakeDeviceGetAttribute(int* value, FakeDeviceAttribute attribute, int device) {
+  if (!initialised) return kNotInitialised;
+  if (device < 0 || device >= device_count) return kInvalidDevice;
+  switch (attribute) {
+    case kMultiprocessorCount:
+      *value = 108;
+      return kSuccess;
+    case kComputeCapabilityMajor:
+      *value = 8;
+      return kSuccess;
+    case kComputeCapabilityMinor:
+      *value = 0;
+      return kSuccess;
+  }
+  return kInvalidValue;
+}
+
+/* Accepts PTX text only (what NVRTC writes): a ".version" line and at least
+ * one ".entry"; the real driver would compile it for the GPU here. */
+static FakeResult FakeModuleLoadData(struct CUmod_st** module, const void* image) {
+  const FakeResult injected = TakeInjectedFailure("cuModuleLoadData");
+  if (injected != kSuccess) return injected;
+  if (CurrentDevice() < 0) return kInvalidContext;
+  const char* text = (const char*)image;
+  if (text == NULL || strstr(text, ".version") == NULL || strstr(text, ".entry") == NULL)
+    return kInvalidImage;
+  pthread_mutex_lock(&state_mutex);
+  if (module_count == kMaximumModules) {
+    pthread_mutex_unlock(&state_mutex);
+    return kOutOfMemory;
+  }
+  struct CUmod_st* loaded = &modules[module_count++].module;
+  loaded->ptx = strdup(text);
+  loaded->live = 1;
+  pthread_mutex_unlock(&state_mutex);
+  *module = loaded;
+  return kSuccess;
+}
+
+static FakeResult FakeModuleUnload(struct CUmod_st* module) {
+  if (module == NULL || !module->live) return kInvalidHandle;
+  pthread_mutex_lock(&state_mutex);
+  module->live = 0;
+  free(module->ptx);
+  module->ptx = NULL;
+  pthread_mutex_unlock(&state_mutex);
+  return kSuccess;
+}
+
+/* Finds ".entry NAME(" in the module's PTX. */
+static FakeResult FakeModuleGetFunction(struct CUfunc_st** function, struct CUmod_st* module,
+                                        const char* name) {
+  if (module == NULL || !module->live) return kInvalidHandle;
+  char pattern[256];
+  snprintf(pattern, sizeof pattern, ".entry %s(", name);
+  if (strstr(module->ptx, pattern) == NULL) return kNotFound;
+  *function = (struct CUfunc_st*)module;
+  return kSuccess;
+}
+
+/* Records the launch; the kernel itself cannot run here. */
+static FakeResult FakeLaunchKernel(struct CUfunc_st* function, unsigned grid_x, unsigned grid_y,
+                                   unsigned grid_z, unsigned block_x, unsigned block_y,
+                                   unsigned block_z, unsigned shared_bytes,
+                                   struct CUstream_st* stream, void** parameters, void** extra) {
+  (void)shared_bytes;
+  (void)stream;
+  const FakeResult injected = TakeInjectedFailure("cuLaunchKernel");
+  if (injected != kSuccess) return injected;
+  if (CurrentDevice() < 0) return kInvalidContext;
+  if (function == NULL || !function->module.live) return kInvalidHandle;
+  if (grid_x == 0 || grid_y == 0 || grid_z == 0 || block_x == 0 || block_y == 0 || block_z == 0 ||
+      block_x * block_y * block_z > 1024 || (parameters == NULL) == (extra == NULL))
+    return kInvalidValue;
+  pthread_mutex_lock(&state_mutex);
+  ++launch_count;
+  last_grid_x = grid_x;
+  last_block_x = block_x;
+  pthread_mutex_unlock(&state_mutex);
+  return kSuccess;
+}
+
 struct EntryPoint {
   const char* name;
   void* address;
@@ -365,6 +472,11 @@ static const struct EntryPoint kEntryPoints[] = {
     {"cuMemcpyHtoD_v2", (void*)FakeCopyHostToDevice},
     {"cuMemcpyDtoH_v2", (void*)FakeCopyDeviceToHost},
     {"cuMemcpyDtoD_v2", (void*)FakeCopyDeviceToDevice},
+    {"cuDeviceGetAttribute", (void*)FakeDeviceGetAttribute},
+    {"cuModuleLoadData", (void*)FakeModuleLoadData},
+    {"cuModuleUnload", (void*)FakeModuleUnload},
+    {"cuModuleGetFunction", (void*)FakeModuleGetFunction},
+    {"cuLaunchKernel", (void*)FakeLaunchKernel},
 };
 
 void* fake_cuda_symbol(const char* symbol_name) {
@@ -422,4 +534,26 @@ int fake_cuda_primary_context_references(int device) {
 
 int fake_cuda_context_stack_depth(void) {
   return context_depth;
+}
+
+size_t fake_cuda_live_modules(void) {
+  pthread_mutex_lock(&state_mutex);
+  size_t live = 0;
+  for (size_t i = 0; i < module_count; ++i) live += modules[i].module.live;
+  pthread_mutex_unlock(&state_mutex);
+  return live;
+}
+
+size_t fake_cuda_launches(void) {
+  pthread_mutex_lock(&state_mutex);
+  const size_t count = launch_count;
+  pthread_mutex_unlock(&state_mutex);
+  return count;
+}
+
+void fake_cuda_last_launch(unsigned* grid_x, unsigned* block_x) {
+  pthread_mutex_lock(&state_mutex);
+  *grid_x = last_grid_x;
+  *block_x = last_block_x;
+  pthread_mutex_unlock(&state_mutex);
 }

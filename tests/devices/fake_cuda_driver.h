@@ -41,6 +41,13 @@ size_t fake_cuda_refused_allocations(void);
 int fake_cuda_primary_context_references(int device);
 /* Contexts pushed on the calling thread and not popped. */
 int fake_cuda_context_stack_depth(void);
+/* Modules loaded (cuModuleLoadData, PTX text only) and not unloaded. Their
+ * kernels cannot run: cuLaunchKernel checks its arguments and counts. */
+size_t fake_cuda_live_modules(void);
+/* Calls of cuLaunchKernel that succeeded, since the process started. */
+size_t fake_cuda_launches(void);
+/* The grid and block widths of the last launch. */
+void fake_cuda_last_launch(unsigned* grid_x, unsigned* block_x);
 
 #ifdef __cplusplus
 }

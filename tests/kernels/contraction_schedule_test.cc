@@ -141,6 +141,7 @@ TEST_P(ContractionScheduleTest, MatchesNumPy) {
       const std::vector<Ref<Tensor>> on_device = OnFixtureDevice(inputs);
       Ref<Tensor> actual = OnHost(PrepareFusedOperators(chain, on_device)->Run(on_device)[0]);
       ASSERT_EQ(ShapeToString(actual->shape()), ShapeToString(expected->shape()));
+      if (!FixtureDeviceComputes()) return;
       EXPECT_EQ(CompareValues(*expected, *actual, test_case.tolerance), 0)
           << "mismatching elements of " << expected->element_count();
       return;

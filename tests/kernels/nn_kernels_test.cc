@@ -89,6 +89,7 @@ TEST_P(NnKernelsTest, MatchesNumPy) {
       ASSERT_TRUE(actual[field]);
       ASSERT_EQ(DTypeName(actual[field]->dtype()), DTypeName(expected[field]->dtype()));
       ASSERT_EQ(ShapeToString(actual[field]->shape()), ShapeToString(expected[field]->shape()));
+      if (!FixtureDeviceComputes()) continue;
       EXPECT_EQ(CompareValues(*expected[field], *actual[field], test_case.tolerance), 0)
           << "mismatching elements of " << expected[field]->element_count() << " for "
           << test_case.operator_name;

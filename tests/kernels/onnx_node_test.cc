@@ -876,6 +876,7 @@ void ExpectMatches(const Tensor& expected, const Tensor& actual, const OnnxCall&
     ASSERT_EQ(IsFloat(actual.dtype()), IsFloat(expected.dtype()));
   }
   ASSERT_EQ(ShapeToString(actual.shape()), ShapeToString(expected.shape()));
+  if (!FixtureDeviceComputes()) return;
   const double tolerance = ToleranceFor(expected.dtype(), call.accumulates);
   EXPECT_EQ(CompareValues(expected, actual, tolerance), 0)
       << "mismatching elements of " << expected.element_count() << " for " << call.operator_name;

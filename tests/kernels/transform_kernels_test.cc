@@ -138,6 +138,7 @@ TEST_P(TransformKernelsTest, MatchesNumPy) {
       ASSERT_TRUE(actual[field]) << "RunOperator returned no tensor";
       ASSERT_EQ(DTypeName(actual[field]->dtype()), DTypeName(expected[field]->dtype()));
       ASSERT_EQ(ShapeToString(actual[field]->shape()), ShapeToString(expected[field]->shape()));
+      if (!FixtureDeviceComputes()) continue;
       EXPECT_EQ(CompareBytes(*expected[field], *actual[field]), 0)
           << "mismatching elements of " << expected[field]->element_count() << " for "
           << test_case.operator_name;

@@ -1,0 +1,240 @@
+// Kernels on devices that compile source: the OpenCL C and CUDA C printed
+// from kernel IR, OpenCL runs on PoCL, and the CUDA path (NVRTC, module
+// loading, launch geometry) against tests/devices/fake_cuda_driver.c. The
+// per-operator conformance runs are the fixture suites registered again
+// under the ctest prefixes opencl: and cuda-ptx: (tests/CMakeLists.txt).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "devices/kernel_loader.h"
+#include "kernels/codegen/gpu/kernel_source.h"
+#include "kernels/compute/cpu_kernels.h"
+#include "kernels/compute/gpu_schedule.h"
+#include "relay/devices.h"
+#include "relay/error.h"
+#include "relay/tensor.h"
+
+#if defined(RELAY_HAS_CUDA_DEVICE)
+#include "devices/cuda/cuda_device.h"
+#include "devices/cuda/nvrtc_compiler.h"
+#include "tests/devices/fake_cuda_driver.h"
+#endif
+
+namespace relay::kernels {
+namespace {
+
+using namespace relay::kernels::kir;
+
+// The kernel adding two float vectors of symbolic length d0.
+kir::Kernel VectorAddKernel() {
+  const Var length(new VarNode("n"));
+  const Buffer a(new BufferNode("a", DType::kFloat32, {length}));
+  const Buffer b(new BufferNode("b", DType::kFloat32, {length}));
+  const TensorExpr sum{{length}, DType::kFloat32, [&](const std::vector<Expr>& index) {
+                         return Add(Load(a, index[0]), Load(b, index[0]));
+                       }};
+  return BuildGpuKernel("add", {a, b}, {length}, sum);
+}
+
+TEST(KernelSourceTest, OpenClTakesEachBufferAsMemoryAndOffset) {
+  const kir::Kernel kernel = VectorAddKernel();
+  const gpu::KernelSource source = gpu::EmitKernelSource(kernel, gpu::SourceDialect::kOpenClC);
+  EXPECT_NE(source.text.find("__kernel void relay_kernel("), std::string::npos) << source.text;
+  EXPECT_NE(source.text.find("__global float* p0_base, long p0_offset"), std::string::npos)
+      << source.text;
+  EXPECT_NE(source.text.find("get_global_id(0)"), std::string::npos) << source.text;
+  EXPECT_EQ(source.text.find("cl_khr_fp64"), std::string::npos) << "no double in this kernel";
+  // One thread per element: as many as the symbolic length.
+  EXPECT_EQ(source.thread_count.get(), kernel.dims[0].get());
+}
+
+TEST(KernelSourceTest, CudaTakesDevicePointersAndExternCEntry) {
+  const gpu::KernelSource source =
+      gpu::EmitKernelSource(VectorAddKernel(), gpu::SourceDialect::kCudaC);
+  EXPECT_NE(source.text.find("extern \"C\" __global__ void relay_kernel("), std::string::npos)
+      << source.text;
+  EXPECT_NE(source.text.find("float* __restrict__ p0"), std::string::npos) << source.text;
+  EXPECT_NE(source.text.find("blockIdx.x * blockDim.x + threadIdx.x"), std::string::npos);
+}
+
+TEST(KernelSourceTest, ThreadCountIsEvaluatedForTheDimensions) {
+  const kir::Kernel kernel = VectorAddKernel();
+  const gpu::KernelSource source = gpu::EmitKernelSource(kernel, gpu::SourceDialect::kOpenClC);
+  const int64_t length = 1000;
+  EXPECT_EQ(gpu::EvaluateIndexExpr(source.thread_count, kernel.dims, {&length, 1}), 1000);
+  const Var other(new VarNode("m"));
+  EXPECT_THROW(gpu::EvaluateIndexExpr(other, kernel.dims, {&length, 1}), Error);
+  EXPECT_EQ(gpu::EvaluateIndexExpr(Binary(BinaryOp::kFloorDivide, Int(-7), Int(2)), {}, {}), -4);
+  EXPECT_EQ(gpu::EvaluateIndexExpr(Binary(BinaryOp::kFloorMod, Int(-7), Int(2)), {}, {}), 1);
+}
+
+// ---- OpenCL (PoCL in CI) -------------------------------------------------------------
+
+Device* OpenClDeviceOrNull(std::string& why) {
+  try {
+    return &GetDevice(DeviceId{DeviceKind::kOpenCL, 0});
+  } catch (const Error& error) {
+    why = error.what();
+    return nullptr;
+  }
+}
+
+#define REQUIRE_OPENCL(device)                     \
+  std::string why_absent;                          \
+  Device* device = OpenClDeviceOrNull(why_absent); \
+  if (device == nullptr) GTEST_SKIP() << why_absent;
+
+template <typename T>
+Ref<Tensor> HostTensor(DType dtype, const std::vector<T>& values) {
+  Ref<Tensor> tensor = Tensor::Empty(HostDevice(), {static_cast<int64_t>(values.size())}, dtype);
+  std::copy(values.begin(), values.end(), static_cast<T*>(tensor->host_data()));
+  return tensor;
+}
+
+template <typename T>
+std::vector<T> HostValues(const Ref<Tensor>& tensor) {
+  const Ref<Tensor> host = CopyTensor(*tensor, HostDevice());
+  const T* data = static_cast<const T*>(host->host_data());
+  return std::vector<T>(data, data + host->element_count());
+}
+
+TEST(OpenClKernelsTest, IntegerDivisionByZeroAndOverflowDoNotTrap) {
+  REQUIRE_OPENCL(device);
+  const int32_t lowest = std::numeric_limits<int32_t>::min();
+  const std::vector<Ref<Tensor>> inputs{
+      CopyTensor(*HostTensor<int32_t>(DType::kInt32, {7, -7, 7, lowest, -7}), *device),
+      CopyTensor(*HostTensor<int32_t>(DType::kInt32, {2, 2, 0, -1, -2}), *device)};
+  // NumPy's floor division, with x // 0 == 0 and the smallest value // -1
+  // wrapping to itself, as the CPU kernels define them.
+  EXPECT_EQ(HostValues<int32_t>(RunOperator("floor_divide", inputs)),
+            (std::vector<int32_t>{3, -4, 0, lowest, 3}));
+  EXPECT_EQ(HostValues<int32_t>(RunOperator("floor_mod", inputs)),
+            (std::vector<int32_t>{1, 1, 0, 0, -1}));
+}
+
+TEST(OpenClKernelsTest, FloatToIntegerCastsSaturateAndNaNIsZero) {
+  REQUIRE_OPENCL(device);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float infinity = std::numeric_limits<float>::infinity();
+  const std::vector<Ref<Tensor>> inputs{CopyTensor(
+      *HostTensor<float>(DType::kFloat32, {nan, infinity, -infinity, 300.0f, -300.5f, 12.9f}),
+      *device)};
+  EXPECT_EQ(HostValues<int8_t>(RunOperator("cast", inputs, {{"dtype", AttrValue::String("int8")}})),
+            (std::vector<int8_t>{0, 127, -128, 127, -128, 12}));
+}
+
+TEST(OpenClKernelsTest, MaximumPropagatesNaNFromEitherSide) {
+  REQUIRE_OPENCL(device);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<Ref<Tensor>> inputs{
+      CopyTensor(*HostTensor<float>(DType::kFloat32, {nan, 1.0f, 3.0f}), *device),
+      CopyTensor(*HostTensor<float>(DType::kFloat32, {1.0f, nan, 2.0f}), *device)};
+  const std::vector<float> result = HostValues<float>(RunOperator("maximum", inputs));
+  EXPECT_TRUE(std::isnan(result[0]));
+  EXPECT_TRUE(std::isnan(result[1]));
+  EXPECT_EQ(result[2], 3.0f);
+}
+
+TEST(OpenClKernelsTest, ResultsStayOnTheDeviceOfTheInputs) {
+  REQUIRE_OPENCL(device);
+  const std::vector<Ref<Tensor>> inputs{
+      CopyTensor(*HostTensor<float>(DType::kFloat32, {1, 2, 3}), *device)};
+  const Ref<Tensor> result = RunOperator("negative", inputs);
+  EXPECT_EQ(result->device_id().ToString(), "opencl:0");
+  EXPECT_EQ(HostValues<float>(result), (std::vector<float>{-1, -2, -3}));
+}
+
+TEST(OpenClKernelsTest, InputsOnTwoDevicesAreAUsageError) {
+  REQUIRE_OPENCL(device);
+  const std::vector<Ref<Tensor>> inputs{
+      CopyTensor(*HostTensor<float>(DType::kFloat32, {1, 2}), *device),
+      HostTensor<float>(DType::kFloat32, {1, 2})};
+  try {
+    RunOperator("add", inputs);
+    FAIL() << "no error";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::kUsage);
+    EXPECT_NE(error.message().find("inputs on opencl:0 and cpu:0"), std::string::npos)
+        << error.message();
+  }
+}
+
+TEST(OpenClKernelsTest, ABuildFailureCarriesTheCompilersLog) {
+  REQUIRE_OPENCL(device);
+  devices::KernelLoader* loader = devices::KernelLoaderOf(*device);
+  ASSERT_NE(loader, nullptr);
+  try {
+    loader->LoadKernel("__kernel void relay_kernel() { undeclared_name = 1; }", "relay_kernel");
+    FAIL() << "no error";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::kDevice);
+    EXPECT_NE(error.message().find("clBuildProgram failed"), std::string::npos);
+    EXPECT_NE(error.message().find("undeclared_name"), std::string::npos) << error.message();
+  }
+  EXPECT_EQ(devices::KernelLoaderOf(HostDevice()), nullptr);
+}
+
+// ---- CUDA: NVRTC and the launch path, against the fake driver -------------------------
+
+#if defined(RELAY_HAS_CUDA_DEVICE)
+
+TEST(CudaKernelsTest, NvrtcCompilesKernelsToPtxWithoutAGpu) {
+  std::string ptx;
+  try {
+    ptx = devices::CompileCudaToPtx(
+        gpu::EmitKernelSource(VectorAddKernel(), gpu::SourceDialect::kCudaC).text, 8, 0);
+  } catch (const Error& error) {
+    GTEST_SKIP() << error.what();  // no CUDA toolkit on this machine
+  }
+  EXPECT_NE(ptx.find(".entry relay_kernel("), std::string::npos) << ptx;
+  EXPECT_NE(ptx.find(".target sm_80"), std::string::npos) << ptx;
+}
+
+TEST(CudaKernelsTest, ACompileErrorCarriesNvrtcsLog) {
+  try {
+    devices::CompileCudaToPtx("extern \"C\" __global__ void relay_kernel() { nope(); }", 8, 0,
+                              "broken.cu");
+    FAIL() << "no error";
+  } catch (const Error& error) {
+    if (error.message().starts_with("no NVRTC")) GTEST_SKIP() << error.what();
+    EXPECT_EQ(error.kind(), ErrorKind::kDevice);
+    EXPECT_NE(error.message().find("broken.cu: nvrtcCompileProgram failed"), std::string::npos);
+    EXPECT_NE(error.message().find("nope"), std::string::npos) << error.message();
+  }
+}
+
+TEST(CudaKernelsTest, AnOperatorIsLoadedOnceAndLaunchedWithOneThreadPerElement) {
+  try {
+    devices::NvrtcVersion();
+  } catch (const Error& error) {
+    GTEST_SKIP() << error.what();
+  }
+  fake_cuda_reset(1, size_t{1} << 30, 0);
+  std::unique_ptr<Device> device = devices::CreateCudaDevice(
+      devices::LoadCudaDriverFromResolver(&fake_cuda_symbol, "fake libcuda"), 0);
+  EXPECT_NE(device->description().find("compute capability 8.0"), std::string::npos);
+  std::vector<float> values(1000, 1.0f);
+  const std::vector<Ref<Tensor>> inputs{
+      CopyTensor(*HostTensor<float>(DType::kFloat32, values), *device),
+      CopyTensor(*HostTensor<float>(DType::kFloat32, values), *device)};
+  const size_t modules_before = fake_cuda_live_modules();
+  const size_t launches_before = fake_cuda_launches();
+  Ref<Tensor> result = RunOperator("add", inputs);
+  EXPECT_EQ(result->device_id().ToString(), "cuda:0");
+  RunOperator("add", inputs);
+  EXPECT_EQ(fake_cuda_launches(), launches_before + 2);
+  EXPECT_EQ(fake_cuda_live_modules(), modules_before + 1) << "the second call reuses the module";
+  unsigned grid = 0, block = 0;
+  fake_cuda_last_launch(&grid, &block);
+  EXPECT_EQ(block, 256u);
+  EXPECT_EQ(grid, 4u);  // 1000 threads in blocks of 256
+}
+
+#endif
+
+}  // namespace
+}  // namespace relay::kernels
