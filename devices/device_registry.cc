@@ -7,12 +7,14 @@
 #include <string>
 
 #include "devices/cpu/cpu_device.h"
+#include "devices/cpu/thread_pool.h"
 #include "devices/kernel_loader.h"
 #include "relay/devices.h"
 #include "relay/error.h"
 
 #if defined(RELAY_HAS_CUDA_DEVICE)
 #include "devices/cuda/cuda_device.h"
+#include "devices/cuda/nvrtc_compiler.h"
 #endif
 #if defined(RELAY_HAS_OPENCL_DEVICE)
 #include "devices/opencl/opencl_device.h"
@@ -103,6 +105,78 @@ Device& GetDevice(DeviceId id) {
   throw Error(ErrorKind::kDevice, "no device of kind " + std::to_string(static_cast<int>(id.kind)) +
                                       " (index " + std::to_string(id.index) +
                                       "): relay-vm knows cpu, cuda, opencl and xrt");
+}
+
+namespace {
+
+// The devices of one kind that `count` reports, or why there are none.
+template <typename Count>
+BackendSurvey SurveyKind(DeviceKind kind, Count count, const char* none_present) {
+  BackendSurvey survey;
+  survey.kind = kind;
+  int32_t present = 0;
+  try {
+    present = count();
+  } catch (const Error& error) {
+    survey.unavailable = error.message();
+    return survey;
+  }
+  if (present == 0) survey.unavailable = none_present;
+  for (int32_t index = 0; index < present; ++index) {
+    const DeviceId id{kind, index};
+    try {
+      survey.devices.push_back(GetDevice(id).description());
+    } catch (const Error& error) {
+      survey.devices.push_back(id.ToString() + " (unusable: " + error.message() + ")");
+    }
+  }
+  return survey;
+}
+
+[[maybe_unused]] BackendSurvey NotBuilt(DeviceKind kind, const char* backend_name) {
+  BackendSurvey survey;
+  survey.kind = kind;
+  survey.unavailable = std::string("the ") + backend_name + " backend is not part of this build";
+  return survey;
+}
+
+}  // namespace
+
+std::vector<BackendSurvey> SurveyDevices() {
+  std::vector<BackendSurvey> surveys;
+  BackendSurvey host;
+  host.kind = DeviceKind::kCPU;
+  host.devices.push_back(HostDevice().description() + ", " +
+                         std::to_string(devices::HostThreadPool().worker_count() + 1) + " threads");
+  host.compiler = "the LLVM JIT";
+  surveys.push_back(std::move(host));
+#if defined(RELAY_HAS_OPENCL_DEVICE)
+  surveys.push_back(SurveyKind(
+      DeviceKind::kOpenCL, [] { return devices::OpenClDeviceCount(); },
+      "the OpenCL loader found no device"));
+  if (!surveys.back().devices.empty()) surveys.back().compiler = "the platform's clBuildProgram";
+#else
+  surveys.push_back(NotBuilt(DeviceKind::kOpenCL, "OpenCL"));
+#endif
+#if defined(RELAY_HAS_CUDA_DEVICE)
+  surveys.push_back(SurveyKind(
+      DeviceKind::kCUDA, [] { return devices::CudaDeviceCount(); },
+      "the CUDA driver reports no device"));
+  try {
+    surveys.back().compiler = "NVRTC " + devices::NvrtcVersion();
+  } catch (const Error& error) {
+    surveys.back().compiler = error.message();
+  }
+#else
+  surveys.push_back(NotBuilt(DeviceKind::kCUDA, "CUDA"));
+#endif
+#if defined(RELAY_HAS_XRT_DEVICE)
+  surveys.push_back(SurveyKind(
+      DeviceKind::kXRT, [] { return devices::XrtDeviceCount(); }, "XRT reports no device"));
+#else
+  surveys.push_back(NotBuilt(DeviceKind::kXRT, "XRT"));
+#endif
+  return surveys;
 }
 
 namespace devices {

@@ -92,6 +92,12 @@ constexpr Subcommand kSubcommands[] = {
      RunFmtCommand, ""},
     {"disasm", "disasm IN.relay|IN.onnx|IN.rbc", "print the bytecode of each function",
      RunDisasmCommand, ""},
+    {"devices",
+     "devices\n\n"
+     "Lists the devices each backend finds (cpu:0, opencl:N, cuda:N, xrt:N) with\n"
+     "their memory and compute units, says how each backend compiles kernels, and\n"
+     "why a backend has no device (no driver, no platform, not built).",
+     "list the devices found, their memory and compute units", RunDevicesCommand, ""},
 };
 
 void PrintHelp(std::ostream& out) {

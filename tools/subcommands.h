@@ -24,6 +24,8 @@ int RunDebugCommand(std::span<const std::string_view> arguments, std::ostream& o
                     std::ostream& err);
 int RunServeCommand(std::span<const std::string_view> arguments, std::ostream& out,
                     std::ostream& err);
+int RunDevicesCommand(std::span<const std::string_view> arguments, std::ostream& out,
+                      std::ostream& err);
 int RunDisasmCommand(std::span<const std::string_view> arguments, std::ostream& out,
                      std::ostream& err);
 

@@ -349,8 +349,11 @@ std::unique_ptr<Device> CreateOpenClDevice(int32_t index, MemoryPoolOptions pool
       library->DeviceNumber(location.device, CL_DEVICE_GLOBAL_MEM_SIZE, name);
   const cl_ulong largest_buffer =
       library->DeviceNumber(location.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, name);
-  std::string description =
-      name + " (" + model + " on " + platform + ", " + FormatByteSize(global_memory) + ", pooled)";
+  const cl_ulong compute_units =
+      library->DeviceNumber(location.device, CL_DEVICE_MAX_COMPUTE_UNITS, name);
+  std::string description = name + " (" + model + " on " + platform + ", " +
+                            FormatByteSize(global_memory) + ", " + std::to_string(compute_units) +
+                            " compute units, pooled)";
   auto context = std::make_shared<OwnedContext>(*library, location, name);
   return std::make_unique<OpenClDevice>(std::move(library), id, location, std::move(context),
                                         std::move(description), largest_buffer,

@@ -140,3 +140,29 @@ TEST(FmtCommandTest, SyntaxErrorsFail) {
 }
 
 }  // namespace
+
+namespace relay::testing {
+namespace {
+
+TEST(DevicesCommandTest, ListsTheHostAndSaysWhatEachBackendHas) {
+  const CommandResult result = RunRelayVm("devices");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(Contains(result.output, "cpu:0 (host memory")) << result.output;
+  EXPECT_TRUE(Contains(result.output, "cpu kernels: the LLVM JIT")) << result.output;
+  // Every other backend either lists its devices or says why it has none.
+  for (const char* kind : {"opencl", "cuda", "xrt"}) {
+    EXPECT_TRUE(Contains(result.output, std::string(kind) + ":0 (") ||
+                Contains(result.output, std::string(kind) + ": unavailable: "))
+        << kind << " missing from:\n"
+        << result.output;
+  }
+}
+
+TEST(DevicesCommandTest, TakesNoArguments) {
+  const CommandResult result = RunRelayVm("devices extra");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_TRUE(Contains(result.output, "takes no arguments")) << result.output;
+}
+
+}  // namespace
+}  // namespace relay::testing
