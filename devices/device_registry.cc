@@ -1,6 +1,7 @@
 // HostDevice() and GetDevice(): the one place that knows which device kinds
 // this build has. gpu_backends.cmake defines RELAY_HAS_<KIND>_DEVICE for each
 // backend compiled in; a kind without one is reported as not built.
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -31,6 +32,14 @@ namespace {
                                       backend_name + " backend is not part of this build yet");
 }
 
+void SynchronizeEveryDevice();
+
+// Registers SynchronizeEveryDevice to run at exit, once.
+void DrainDevicesAtExit() {
+  static const bool registered = std::atexit(SynchronizeEveryDevice) == 0;
+  (void)registered;
+}
+
 // Devices of one kind, created on first use by `create(index)` and, like the
 // host device, never destroyed: storage freed during static destruction may
 // still return blocks to them. A failed creation is not remembered, so a
@@ -45,7 +54,24 @@ class DeviceTable {
     std::unique_ptr<Device> created = create(index);
     Device& device = *created;
     devices_.emplace(index, created.release());
+    // A process that exits with kernels still queued (after an error) lets
+    // the driver run them while its own libraries are torn down: PoCL then
+    // fails to compile them and aborts. Registered after the driver was
+    // loaded, this runs before the driver's static destructors.
+    DrainDevicesAtExit();
     return device;
+  }
+
+  // Waits for every device of this table; errors are dropped (the process
+  // is exiting).
+  void SynchronizeAll() {
+    std::lock_guard lock(mutex_);
+    for (const auto& [index, device] : devices_) {
+      try {
+        device->Synchronize();
+      } catch (const Error&) {
+      }
+    }
   }
 
  private:
@@ -63,6 +89,11 @@ class DeviceTable {
     default:
       return tables[2];
   }
+}
+
+void SynchronizeEveryDevice() {
+  for (DeviceKind kind : {DeviceKind::kCUDA, DeviceKind::kOpenCL, DeviceKind::kXRT})
+    TableFor(kind).SynchronizeAll();
 }
 
 }  // namespace

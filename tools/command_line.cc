@@ -41,7 +41,11 @@ constexpr Subcommand kSubcommands[] = {
     {"run",
      "run IN.relay|IN.onnx|IN.rbc [--entry NAME] [--input NAME=FILE.npy | NAME=SCALAR]...\n"
      "           [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N [--warmup SECONDS]]\n"
-     "           [--random-inputs] [--profile] [--trace FILE.json]",
+     "           [--random-inputs] [--profile] [--trace FILE.json]\n"
+     "           [--device cpu|opencl[:N]|cuda[:N]]\n\n"
+     "--device runs the program's tensor work on that device (see 'relay-vm devices'):\n"
+     "kernels are compiled for it and queued there, while shapes, scalars and control\n"
+     "flow stay on the host, as in TVM's VM; the result is copied back to the host.",
      "run a program on NumPy inputs and print or save its result", RunRunCommand, ""},
     {"repl",
      "repl [FILE.relay] [--params P.npz]\n\n"

@@ -1,6 +1,6 @@
 // relay-vm run IN.relay|IN.onnx|IN.rbc [--entry NAME] [--input NAME=FILE.npy | NAME=SCALAR]...
 //   [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N [--warmup SECONDS]]
-//   [--random-inputs] [--profile] [--trace FILE.json]
+//   [--random-inputs] [--profile] [--trace FILE.json] [--device cpu|opencl[:N]|cuda[:N]]
 //
 // Compiles the program, binds the entry function's parameters (by name,
 // without '%') to the given arrays, runs it on the VM and prints the result
@@ -8,6 +8,9 @@
 // type before anything runs. --profile prints a table of where the run's
 // time went after the result, --trace writes a Chrome trace of it
 // (vm/interpreter/profiler.h); with --repeat they cover the timed runs.
+// --device runs the tensor work on that device (VirtualMachine::set_device):
+// shapes, scalars and control flow stay on the host; results come back to
+// it, and timed runs include that.
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -43,6 +46,7 @@ struct RunOptions {
   bool random_inputs = false;
   bool profile = false;
   std::string trace;
+  std::optional<DeviceId> device;
 };
 
 [[noreturn]] void UsageError(const std::string& message) {
@@ -80,6 +84,12 @@ RunOptions ParseOptions(std::span<const std::string_view> arguments) {
       options.profile = true;
     } else if (argument == "--trace") {
       options.trace = value();
+    } else if (argument == "--device") {
+      const std::string text = value();
+      options.device = ParseDeviceId(text);
+      if (!options.device) {
+        UsageError("--device takes cpu, opencl[:N], cuda[:N] or xrt[:N], got '" + text + "'");
+      }
     } else if (argument.starts_with("-") && argument != "-") {
       UsageError("unknown option '" + std::string(argument) + "'");
     } else if (options.path.empty()) {
@@ -139,26 +149,30 @@ int RunRunCommand(std::span<const std::string_view> arguments, std::ostream& out
       BindInputs(options.inputs, program->executable->functions[entry], program->input_aliases);
 
   vm::VirtualMachine machine(program->executable);
+  if (options.device && options.device->kind != DeviceKind::kCPU) {
+    machine.set_device(&GetDevice(*options.device));
+  }
+  // Results come back to the host, which waits for the device's work.
+  auto invoke = [&] { return vm::ValueOnHost(machine.Invoke(options.inputs.entry, inputs)); };
   std::optional<vm::Profiler> profiler;
   if (options.profile || !options.trace.empty()) {
     profiler.emplace(program->executable, /*record_trace=*/!options.trace.empty());
   }
   // The warm-up run before timed runs is not profiled: it compiles kernels.
   if (options.repeat == 0 && profiler) machine.set_profiler(&*profiler);
-  Value result = machine.Invoke(options.inputs.entry, inputs);
+  Value result = invoke();
   if (options.repeat > 0) {
     // More warm-up, untimed, as benchmarks give their peers: the first runs
     // after start-up are slow for reasons of the machine (caches, clock
     // speeds, the scheduler spreading new threads over the CPUs).
     const auto warm_until =
         std::chrono::steady_clock::now() + std::chrono::duration<double>(options.warmup_seconds);
-    while (std::chrono::steady_clock::now() < warm_until)
-      machine.Invoke(options.inputs.entry, inputs);
+    while (std::chrono::steady_clock::now() < warm_until) invoke();
     if (profiler) machine.set_profiler(&*profiler);
     std::vector<double> milliseconds;
     for (int64_t run = 0; run < options.repeat; ++run) {
       auto start = std::chrono::steady_clock::now();
-      machine.Invoke(options.inputs.entry, inputs);
+      invoke();
       milliseconds.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
               .count());

@@ -403,6 +403,7 @@ namespace {
 // tensors on more than one device.
 Device* DeviceOfInputs(const std::string& subject, std::span<const Ref<Tensor>> tensors) {
   std::optional<DeviceId> found;
+  Device* device = nullptr;
   for (const Ref<Tensor>& tensor : tensors) {
     if (!tensor) throw Error(ErrorKind::kUsage, subject + ": null input");
     const DeviceId id = tensor->device_id();
@@ -411,9 +412,12 @@ Device* DeviceOfInputs(const std::string& subject, std::span<const Ref<Tensor>> 
                                          id.ToString() + "; copy them to one device first");
     }
     found = id;
+    // The device that allocated the tensor (a test's stand-in device too),
+    // else (imported memory) the registry's.
+    if (device == nullptr) device = tensor->storage()->device();
   }
   if (!found || found->kind == DeviceKind::kCPU) return nullptr;
-  return &GetDevice(*found);
+  return device != nullptr ? device : &GetDevice(*found);
 }
 
 const OperatorDefinition& FindDefinition(std::string_view name, size_t input_count) {
@@ -591,7 +595,8 @@ bool PreparedCallSite::Matches(std::span<const Ref<Tensor>> tensors) const {
     return false;
   }
   for (size_t index = 0; index < tensors.size(); ++index) {
-    if (dtypes_[index] != tensors[index]->dtype() || shapes_[index] != tensors[index]->shape()) {
+    if (dtypes_[index] != tensors[index]->dtype() || shapes_[index] != tensors[index]->shape() ||
+        devices_[index] != tensors[index]->storage()->device()) {
       return false;
     }
   }
@@ -603,9 +608,11 @@ void PreparedCallSite::Remember(std::span<const Ref<Tensor>> tensors,
   prepared_ = std::move(prepared);
   dtypes_.clear();
   shapes_.clear();
+  devices_.clear();
   for (const Ref<Tensor>& tensor : tensors) {
     dtypes_.push_back(tensor->dtype());
     shapes_.push_back(tensor->shape());
+    devices_.push_back(tensor->storage()->device());
   }
 }
 

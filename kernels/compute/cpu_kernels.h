@@ -97,7 +97,7 @@ struct PreparedOperator {
 };
 
 // What a call site (of a VM or an interpreter) last prepared: while the
-// inputs' shapes and dtypes repeat, the same prepared operator serves, so a
+// inputs' shapes, dtypes and devices repeat, the same prepared operator serves, so a
 // call in a loop skips the type relation, kernel building and JIT lookup.
 class PreparedCallSite {
  public:
@@ -117,6 +117,7 @@ class PreparedCallSite {
 
   std::vector<DType> dtypes_;
   std::vector<Shape> shapes_;
+  std::vector<const Device*> devices_;  // where each input was (a kernel is per device)
   std::shared_ptr<const PreparedOperator> prepared_;
 };
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -46,9 +47,16 @@ std::string Example(const std::string& name) {
 // (plus 1e-7 absolute for values near zero) passes a correct float32 model and
 // fails a wrong weight, gate order or step (those change probabilities in the
 // second or third digit). Measured: at most 9e-8 relative.
+//
+// ctest runs these again with $RELAY_TEST_DEVICE=opencl:0, which becomes
+// `--device opencl:0`: the same results from the tensor work on OpenCL.
 void ExpectExampleMatchesNumPy(const std::string& arguments, const std::string& expected_file) {
   ScratchDirectory scratch;
-  CommandResult result = RunRelayVm("run " + arguments + " --output " + scratch / "out.npy");
+  const char* device = std::getenv("RELAY_TEST_DEVICE");
+  const std::string device_option =
+      device != nullptr && *device != '\0' ? std::string(" --device ") + device : "";
+  CommandResult result =
+      RunRelayVm("run " + arguments + device_option + " --output " + scratch / "out.npy");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   Ref<Tensor> actual = ReadNpy(scratch / "out.npy", HostDevice());
   Ref<Tensor> expected = ReadNpy((kExpected / expected_file).string(), HostDevice());
@@ -59,6 +67,12 @@ void ExpectExampleMatchesNumPy(const std::string& arguments, const std::string& 
     EXPECT_NEAR(actual->data<float>()[index], want, 1e-5 * std::abs(want) + 1e-7)
         << expected_file << " element " << index;
   }
+}
+
+TEST(ExamplesTest, MlpMatchesNumPy) {
+  ExpectExampleMatchesNumPy(Example("mlp.relay") + " --params " + Example("mlp_params.npz") +
+                                " --input input=" + Example("mlp_input.npy"),
+                            "mlp_expected.npy");
 }
 
 TEST(ExamplesTest, ConvNetMatchesNumPy) {

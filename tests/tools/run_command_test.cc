@@ -51,6 +51,22 @@ TEST(RunCommandTest, TheMlpExampleMatchesNumPy) {
   }
 }
 
+TEST(RunCommandTest, DeviceOptionNamesADevice) {
+  const std::string mlp = "run " + kMlp + " --params " + kMlpParams + " --input input=" + kMlpInput;
+  CommandResult bad = RunRelayVm(mlp + " --device gpu");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_TRUE(
+      Contains(bad.output, "--device takes cpu, opencl[:N], cuda[:N] or xrt[:N], got 'gpu'"))
+      << bad.output;
+  // A device that is not there is an error naming why, not a crash.
+  CommandResult absent = RunRelayVm(mlp + " --device opencl:7");
+  EXPECT_EQ(absent.exit_code, 1) << absent.output;
+  EXPECT_TRUE(Contains(absent.output, "opencl:7")) << absent.output;
+  // The host is the default and may be named.
+  CommandResult host = RunRelayVm(mlp + " --device cpu");
+  EXPECT_EQ(host.exit_code, 0) << host.output;
+}
+
 TEST(RunCommandTest, RepeatReportsMedianAndMinimum) {
   CommandResult result = RunRelayVm("run " + kMlp + " --params " + kMlpParams +
                                     " --input input=" + kMlpInput + " --repeat 3");

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -96,10 +97,28 @@ Compiled Compile(const fs::path& path) {
   return {std::move(module), std::move(executable)};
 }
 
+// The device $RELAY_TEST_DEVICE names ("opencl:0"), on which ctest runs
+// every program again (tests/CMakeLists.txt), or null: the host.
+Device* TestDevice() {
+  const char* name = std::getenv("RELAY_TEST_DEVICE");
+  if (name == nullptr || *name == '\0') return nullptr;
+  const std::optional<DeviceId> id = ParseDeviceId(name);
+  if (!id) throw Error(ErrorKind::kUsage, std::string("RELAY_TEST_DEVICE=") + name);
+  return &GetDevice(*id);
+}
+
+// `executable`'s @main on `arguments`, with its tensor work on the test
+// device (the result brought back to the host), printed.
+std::string InvokeMain(const std::shared_ptr<const vm::Executable>& executable,
+                       std::span<const Value> arguments) {
+  vm::VirtualMachine machine(executable);
+  machine.set_device(TestDevice());
+  Value result = vm::ValueOnHost(machine.Invoke("main", arguments));
+  return FormatValue(result, executable->PrintOptions());
+}
+
 std::string RunOnVm(const Compiled& program) {
-  vm::VirtualMachine machine(program.executable);
-  Value result = machine.Invoke("main", {});
-  return FormatValue(result, program.executable->PrintOptions());
+  return InvokeMain(program.executable, {});
 }
 
 // ---- programs with expected results -----------------------------------------------------
@@ -108,6 +127,11 @@ class VmProgramTest : public ::testing::TestWithParam<ProgramCase> {};
 
 TEST_P(VmProgramTest, RunsAsExpected) {
   const ProgramCase& program = GetParam();
+  try {
+    TestDevice();
+  } catch (const Error& error) {
+    GTEST_SKIP() << error.what();
+  }
   const std::string text = ReadText(program.path);
   std::optional<std::string> expected = Header(text, "expect");
   std::optional<std::string> expected_error = Header(text, "expect-error");
@@ -224,8 +248,7 @@ TEST_P(VmMatchesEvaluatorTest, SameResult) {
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
       program.name + ".rbc"));
   try {
-    vm::VirtualMachine machine(loaded);
-    vm_result = FormatValue(machine.Invoke("main", *arguments), loaded->PrintOptions());
+    vm_result = InvokeMain(loaded, *arguments);
   } catch (const Error& error) {
     vm_error = error.kind();
     vm_result = error.what();

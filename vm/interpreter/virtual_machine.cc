@@ -1,10 +1,12 @@
 #include "vm/interpreter/virtual_machine.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <utility>
 
 #include "kernels/compute/cpu_kernels.h"
+#include "kernels/operator.h"
 #include "relay/devices.h"
 #include "relay/error.h"
 #include "relay/storage.h"
@@ -52,6 +54,10 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> executable)
     if (call.fused.empty() && !call.tuple_input && !call.tuple_result) {
       call_sites_[index].scalar = ScalarOperatorFor(call.op, call.attrs);
       call_sites_[index].shape_only = call.op == "shape_of" || call.op == "ndarray_size";
+      const kernels::OperatorDefinition* definition = kernels::FindOperator(call.op);
+      call_sites_[index].host_values =
+          definition != nullptr &&
+          definition->shape_dependence == kernels::ShapeDependence::kInputValues;
     }
   }
 }
@@ -68,12 +74,75 @@ const kernels::PreparedOperator& VirtualMachine::PrepareKernel(
   });
 }
 
+Ref<Tensor> VirtualMachine::OnDevice(const Ref<Tensor>& tensor, Device& device) {
+  if (tensor->storage()->device() == &device) return tensor;
+  if (!tensor->immutable()) return CopyTensor(*tensor, device);
+  // Kept under the device's address; a reshaped view of the same bytes
+  // shares what was kept, so it is seen in the view's own shape.
+  Ref<Object> kept = tensor->Derived(&device, [&]() -> Ref<Object> {
+    Ref<Tensor> copy = CopyTensor(*tensor, device);
+    copy->MarkImmutable();
+    return copy;
+  });
+  return static_cast<const Tensor*>(kept.get())->Reshape(tensor->shape());
+}
+
+void VirtualMachine::PlaceKernelInputs(std::vector<Ref<Tensor>>& tensors,
+                                       const Tensor* output) const {
+  Device* target = nullptr;  // the host
+  if (output != nullptr) {
+    if (!output->on_host()) target = output->storage()->device();
+  } else {
+    if (device_ == nullptr) return;  // tensors handed in on a device run there
+    const bool host_scalars = std::all_of(tensors.begin(), tensors.end(), [](const Ref<Tensor>& t) {
+      return t->on_host() && t->shape().empty();
+    });
+    if (!host_scalars) target = device_;
+  }
+  for (Ref<Tensor>& tensor : tensors) {
+    if (target == nullptr) {
+      if (!tensor->on_host()) tensor = CopyTensor(*tensor, HostDevice());
+    } else {
+      tensor = OnDevice(tensor, *target);
+    }
+  }
+}
+
+Ref<Tensor> VirtualMachine::HostShapeResult(const KernelCall& call, const Tensor& input) const {
+  std::string dtype_name = "int32";  // the operators' default
+  for (const auto& [name, value] : call.attrs) {
+    if (name == "dtype") dtype_name = value.as_string();
+  }
+  const std::optional<DType> dtype = ParseDType(dtype_name);
+  if (!dtype || (*dtype != DType::kInt32 && *dtype != DType::kInt64)) {
+    throw Error(ErrorKind::kUsage,
+                "operator " + call.op + ": dtype " + dtype_name + " is not int32 or int64");
+  }
+  const Shape& shape = input.shape();
+  std::vector<int64_t> values;
+  if (call.op == "shape_of") {
+    values = shape;
+  } else {
+    values.push_back(input.element_count());
+  }
+  Ref<Tensor> result = Tensor::Empty(
+      HostDevice(), call.op == "shape_of" ? Shape{int64_t(shape.size())} : Shape{}, *dtype);
+  for (size_t index = 0; index < values.size(); ++index) {
+    if (*dtype == DType::kInt64) {
+      result->data<int64_t>()[index] = values[index];
+    } else {
+      result->data<int32_t>()[index] = static_cast<int32_t>(values[index]);
+    }
+  }
+  return result;
+}
+
 Value VirtualMachine::InvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors) {
   if (profiler_ != nullptr) return ProfiledInvokeKernel(kernel, tensors);
   const kernels::PreparedOperator& prepared = PrepareKernel(kernel, tensors);
   if (!prepared.tuple_result) {
     const kernels::PreparedKernel& only = prepared.kernels[0];
-    if (!only.output_shape.empty()) return only.Launch(tensors);
+    if (!only.output_shape.empty() || only.device != nullptr) return only.Launch(tensors);
     // A 0-d result (a scan's comparison) goes into a recycled tensor, as the
     // scalar operators' do: no allocation per call.
     Ref<Tensor> result = call_sites_[kernel].scalar_results.Allocate(only.output_dtype);
@@ -91,6 +160,8 @@ Value VirtualMachine::ProfiledInvokeKernel(int32_t kernel,
   const Profiler::Clock::time_point start = Profiler::Clock::now();
   profiler_->RecordPreparation(prepare_start, start);
   std::vector<Ref<Tensor>> results = prepared.Run(tensors);
+  // A device kernel is only queued by then: time it to its end.
+  if (!results.empty() && !results[0]->on_host()) results[0]->storage()->device()->Synchronize();
   const Profiler::Clock::time_point end = Profiler::Clock::now();
   int64_t output_bytes = 0;
   for (const Ref<Tensor>& result : results) output_bytes += result->byte_size();
@@ -325,9 +396,9 @@ const Ref<Tensor>* VirtualMachine::KeptShapeResult(int32_t kernel,
 void VirtualMachine::KeepShapeResult(int32_t kernel, const Tensor& input, const Tensor& result) {
   CallSite& site = call_sites_[kernel];
   if (!site.shape_only) return;
-  // A copy: the result may be a view into a block the next call reuses.
-  Ref<Tensor> kept = Tensor::Empty(HostDevice(), result.shape(), result.dtype());
-  std::memcpy(kept->host_data(), result.host_data(), result.byte_size());
+  // A copy on the host: the result may be a view into a block the next
+  // call reuses, or on a device.
+  Ref<Tensor> kept = CopyTensor(result, HostDevice());
   kept->MarkImmutable();
   site.shape_input = input.shape();
   site.shape_result = std::move(kept);
@@ -336,9 +407,15 @@ void VirtualMachine::KeepShapeResult(int32_t kernel, const Tensor& input, const 
 Value VirtualMachine::CallKernel(int32_t kernel, std::span<const int32_t> input_registers,
                                  const Value* registers) {
   if (const Ref<Tensor>* kept = KeptShapeResult(kernel, input_registers, registers)) return *kept;
-  std::vector<Ref<Tensor>>& tensors =
-      GatherKernelInputs(executable_->kernels[kernel], input_registers, registers);
+  const KernelCall& call = executable_->kernels[kernel];
+  std::vector<Ref<Tensor>>& tensors = GatherKernelInputs(call, input_registers, registers);
   try {
+    if (call_sites_[kernel].shape_only && tensors.size() == 1 && !tensors[0]->on_host()) {
+      Ref<Tensor> result = HostShapeResult(call, *tensors[0]);
+      KeepShapeResult(kernel, *tensors[0], *result);
+      return result;
+    }
+    PlaceKernelInputs(tensors, nullptr);
     Value result = InvokeKernel(kernel, tensors);
     if (call_sites_[kernel].shape_only && tensors.size() == 1 && AsTensor(result) != nullptr)
       KeepShapeResult(kernel, *tensors[0], *AsTensor(result));
@@ -353,6 +430,16 @@ Value VirtualMachine::KernelResultShape(int32_t kernel, std::span<const int32_t>
   std::vector<Ref<Tensor>>& tensors =
       GatherKernelInputs(executable_->kernels[kernel], input_registers, registers);
   try {
+    // Where the call will run (its kernel is prepared there, once, for
+    // both), but for an operator shaped by its inputs' values (arange),
+    // which reads them on the host.
+    if (call_sites_[kernel].host_values) {
+      for (Ref<Tensor>& tensor : tensors) {
+        if (!tensor->on_host()) tensor = CopyTensor(*tensor, HostDevice());
+      }
+    } else {
+      PlaceKernelInputs(tensors, nullptr);
+    }
     return ShapeToTensor(PrepareKernel(kernel, tensors).kernels.at(0).output_shape);
   } catch (const Error& error) {
     FailInKernel(error);
@@ -370,12 +457,22 @@ void VirtualMachine::CallKernelInto(int32_t kernel, std::span<const int32_t> reg
   if (const Ref<Tensor>* kept =
           KeptShapeResult(kernel, registers_list.first(registers_list.size() - 1), registers)) {
     if (output->shape() == (*kept)->shape() && output->dtype() == (*kept)->dtype()) {
-      std::memcpy(output->host_data(), (*kept)->host_data(), output->byte_size());
+      if (output->on_host()) {
+        std::memcpy(output->host_data(), (*kept)->host_data(), output->byte_size());
+      } else {
+        output->storage()->device()->CopyFromHost((*kept)->host_data(), output->storage()->handle(),
+                                                  output->byte_offset(), output->byte_size());
+      }
       return;
     }
   }
   std::vector<Ref<Tensor>>& tensors =
       GatherKernelInputs(call, registers_list.first(registers_list.size() - 1), registers);
+  try {
+    PlaceKernelInputs(tensors, output);
+  } catch (const Error& error) {
+    FailInKernel(error);
+  }
   const kernels::PreparedKernel* prepared = nullptr;
   const Profiler::Clock::time_point prepare_start =
       profiler_ != nullptr ? Profiler::Clock::now() : Profiler::Clock::time_point();
@@ -389,12 +486,14 @@ void VirtualMachine::CallKernelInto(int32_t kernel, std::span<const int32_t> reg
                                   " given an output tensor of another shape or dtype than it "
                                   "computes");
   }
-  // A kernel reads its inputs while it writes: they must not share bytes.
-  const auto* out_begin = static_cast<const char*>(output->host_data());
-  const char* out_end = out_begin + output->byte_size();
+  // A kernel reads its inputs while it writes: they must not share bytes
+  // (blocks of one storage; different storages never overlap).
+  const size_t out_begin = output->byte_offset();
+  const size_t out_end = out_begin + output->byte_size();
   for (const Ref<Tensor>& input : tensors) {
-    const auto* in_begin = static_cast<const char*>(input->host_data());
-    if (in_begin < out_end && out_begin < in_begin + input->byte_size()) {
+    const size_t in_begin = input->byte_offset();
+    if (input->storage() == output->storage() && in_begin < out_end &&
+        out_begin < in_begin + input->byte_size()) {
       Fail(ErrorKind::kRuntime, "operator " + call.op + " writes over one of its inputs");
     }
   }
@@ -404,6 +503,7 @@ void VirtualMachine::CallKernelInto(int32_t kernel, std::span<const int32_t> reg
     const Profiler::Clock::time_point start = Profiler::Clock::now();
     profiler_->RecordPreparation(prepare_start, start);
     prepared->LaunchInto(tensors, *output);
+    if (prepared->device != nullptr) prepared->device->Synchronize();  // timed to its end
     profiler_->RecordKernel(kernel, tensors, output->byte_size(), start, Profiler::Clock::now());
   }
   if (call_sites_[kernel].shape_only && tensors.size() == 1)
@@ -412,7 +512,8 @@ void VirtualMachine::CallKernelInto(int32_t kernel, std::span<const int32_t> reg
 
 Value VirtualMachine::AllocateStorage(const Tensor& size_constant) {
   try {
-    return Storage::Allocate(HostDevice(), DecodeByteSize(size_constant));
+    return Storage::Allocate(device_ != nullptr ? *device_ : HostDevice(),
+                             DecodeByteSize(size_constant));
   } catch (const Error& error) {
     FailInKernel(error);  // out of memory, at the instruction
   }
@@ -438,7 +539,11 @@ Value VirtualMachine::AllocateTensorOfShape(const Value& shape, int32_t dtype) {
     Fail(ErrorKind::kRuntime, "alloc_tensor_reg given " + KindName(shape) + " as a shape");
   }
   try {
-    return Tensor::Empty(HostDevice(), ShapeFromTensor(*shape_tensor), static_cast<DType>(dtype));
+    const Shape dims = shape_tensor->on_host()
+                           ? ShapeFromTensor(*shape_tensor)
+                           : ShapeFromTensor(*CopyTensor(*shape_tensor, HostDevice()));
+    return Tensor::Empty(device_ != nullptr ? *device_ : HostDevice(), dims,
+                         static_cast<DType>(dtype));
   } catch (const Error& error) {
     FailInKernel(error);
   }
@@ -593,11 +698,19 @@ std::optional<Value> VirtualMachine::Run(uint64_t budget) {
     RELAY_VM_CASE(kIfFalse) {
       const Tensor* condition = AsTensor(registers[operand(0)]);
       if (condition == nullptr || condition->dtype() != DType::kBool ||
-          condition->element_count() != 1 || condition->device_id().kind != DeviceKind::kCPU) {
-        Fail(ErrorKind::kRuntime, "a condition must be a bool scalar on the host, got " +
-                                      KindName(registers[operand(0)]));
+          condition->element_count() != 1) {
+        Fail(ErrorKind::kRuntime,
+             "a condition must be a bool scalar, got " + KindName(registers[operand(0)]));
       }
-      if (*static_cast<const uint8_t*>(condition->host_data()) == 0) jump(operand(1));
+      uint8_t holds = 0;
+      if (condition->on_host()) {
+        holds = *static_cast<const uint8_t*>(condition->host_data());
+      } else {
+        // Computed on the device: read back, after the work queued there.
+        condition->storage()->device()->CopyToHost(condition->storage()->handle(),
+                                                   condition->byte_offset(), &holds, 1);
+      }
+      if (holds == 0) jump(operand(1));
       RELAY_VM_NEXT();
     }
     RELAY_VM_CASE(kIfTagNot) {
@@ -672,6 +785,61 @@ std::optional<Value> VirtualMachine::Run(uint64_t budget) {
 finished:
   instructions_executed_ += budget_given - budget;
   return result;
+}
+
+Value ValueOnHost(const Value& value) {
+  // Post-order over tuples and ADT values with an explicit stack: a list of
+  // a million elements is a million nested values.
+  struct Pending {
+    explicit Pending(const Object* pending_object) : object(pending_object) {}
+    const Object* object;
+    size_t next_field = 0;
+    std::vector<Value> fields;  // done so far
+    bool changed = false;       // whether one of them moved
+  };
+  auto fields_of = [](const Object* object) -> const std::vector<Value>* {
+    if (object->kind() == ObjectKind::kTuple) return &static_cast<const Tuple*>(object)->fields();
+    if (object->kind() == ObjectKind::kConstructed)
+      return &static_cast<const Constructed*>(object)->fields();
+    return nullptr;
+  };
+  auto leaf = [](const Value& leaf_value) -> Value {
+    const Tensor* tensor = AsTensor(leaf_value);
+    if (tensor == nullptr || tensor->on_host()) return leaf_value;
+    return CopyTensor(*tensor, HostDevice());
+  };
+  if (!value || fields_of(value.get()) == nullptr) return leaf(value);
+  std::vector<Pending> stack;
+  stack.emplace_back(value.get());
+  while (true) {
+    Pending& top = stack.back();
+    const std::vector<Value>& fields = *fields_of(top.object);
+    if (top.next_field < fields.size()) {
+      const Value& field = fields[top.next_field++];
+      if (field && fields_of(field.get()) != nullptr) {
+        stack.emplace_back(field.get());
+        continue;
+      }
+      Value moved = leaf(field);
+      top.changed |= moved.get() != field.get();
+      top.fields.push_back(std::move(moved));
+      continue;
+    }
+    Value rebuilt;
+    if (!top.changed) {
+      rebuilt = Value(const_cast<Object*>(top.object));
+    } else if (top.object->kind() == ObjectKind::kTuple) {
+      rebuilt = MakeRef<Tuple>(std::move(top.fields));
+    } else {
+      rebuilt = MakeRef<Constructed>(static_cast<const Constructed*>(top.object)->tag(),
+                                     std::move(top.fields));
+    }
+    const bool moved = top.changed;
+    stack.pop_back();
+    if (stack.empty()) return rebuilt;
+    stack.back().changed |= moved;
+    stack.back().fields.push_back(std::move(rebuilt));
+  }
 }
 
 }  // namespace relay::vm

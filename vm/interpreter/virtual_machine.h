@@ -82,6 +82,21 @@ class VirtualMachine {
   // is timed from Start to the Resume that finishes it.
   void set_profiler(Profiler* profiler) { profiler_ = profiler; }
 
+  // Where tensor work runs, as Nimble places it: with a device, storage
+  // and shaped allocations (alloc_storage, alloc_tensor_reg) come from it,
+  // and every kernel runs there except those of host scalars alone (0-d
+  // loop counters and flags, which stay on the host) and shape_of and
+  // ndarray_size, answered on the host from the shape. Inputs are copied
+  // to where their kernel runs; an immutable one (a constant, a weight
+  // given as an input) once, the copy kept with it. Values the VM itself
+  // reads (an `if` condition, a shape to allocate) are copied to the host,
+  // which waits for the device's queue: kernels are otherwise queued
+  // without waiting. Results may be left on the device (ValueOnHost copies
+  // them back). Null, the default: everything on the host. Set it between
+  // runs.
+  void set_device(Device* device) { device_ = device; }
+  Device* device() const { return device_; }
+
   // Instructions executed by this VM so far (for benchmarks and tests).
   uint64_t instructions_executed() const { return instructions_executed_; }
 
@@ -172,13 +187,27 @@ class VirtualMachine {
     // alone: the last result, kept for the next call with an input of the
     // same shape (a recursive scan asks for the same shape every step).
     bool shape_only = false;
+    // An operator shaped by its inputs' values (arange): they are read on
+    // the host.
+    bool host_values = false;
     Shape shape_input;
     Ref<Tensor> shape_result;
     ScalarPool scalar_results;  // recycled 0-d results of the scalar path
     kernels::PreparedCallSite prepared;
   };
 
+  // Copies `tensors` (a kernel's inputs) to where the kernel runs: the
+  // device of `output` when given (invoke_kernel_out), else the VM's
+  // device unless every input is a host scalar. See set_device.
+  void PlaceKernelInputs(std::vector<Ref<Tensor>>& tensors, const Tensor* output) const;
+  // `tensor` where `device` is: itself, or a copy (kept with an immutable
+  // tensor, so a weight moves once).
+  static Ref<Tensor> OnDevice(const Ref<Tensor>& tensor, Device& device);
+  // shape_of or ndarray_size of a tensor on a device, computed on the host.
+  Ref<Tensor> HostShapeResult(const KernelCall& call, const Tensor& input) const;
+
   std::shared_ptr<const Executable> executable_;
+  Device* device_ = nullptr;
   std::vector<CallSite> call_sites_;  // one per kernel table entry
   std::vector<Value> registers_;
   std::vector<Value> call_arguments_;       // see GatherArguments
@@ -189,5 +218,10 @@ class VirtualMachine {
   uint64_t instructions_executed_ = 0;
   Profiler* profiler_ = nullptr;
 };
+
+// `value` with every tensor it holds directly or in tuples and ADT values
+// copied to the host where it is not there (closures and references are
+// left as they are); the value itself when nothing moves.
+Value ValueOnHost(const Value& value);
 
 }  // namespace relay::vm
