@@ -110,6 +110,7 @@ const OperatorTable& Table() {
     RegisterNeuralNetworkOperators(builder);
     RegisterTransformOperators(builder);
     RegisterImageOperators(builder);
+    RegisterDeviceAnnotations(builder);
     AttachElementwiseComputes(builder);
     AttachReductionComputes(builder);
     AttachTransformComputes(builder);

@@ -29,6 +29,7 @@ void RegisterReductionOperators(OperatorTableBuilder& table);    // sum, mean, a
 void RegisterNeuralNetworkOperators(OperatorTableBuilder& table);  // nn.*
 void RegisterTransformOperators(OperatorTableBuilder& table);  // reshape, concatenate, take, ...
 void RegisterImageOperators(OperatorTableBuilder& table);      // image.resize2d
+void RegisterDeviceAnnotations(OperatorTableBuilder& table);   // on_device, device_copy
 
 // Compute definitions live beside the kernels (kernels/compute/) and are
 // attached to the entries the families registered.

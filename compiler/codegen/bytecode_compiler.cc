@@ -18,6 +18,7 @@
 #include "compiler/passes/pipeline.h"
 #include "compiler/passes/tail_calls.h"
 #include "kernels/operator.h"
+#include "kernels/operators/device_annotations.h"
 #include "relay/error.h"
 #include "vm/bytecode/tensor_layout.h"
 
@@ -209,8 +210,12 @@ class FunctionCompiler {
   std::unordered_map<const VarNode*, int32_t> variables_;
   const ExprNode* site_ = nullptr;  // the innermost located expression being compiled
 
-  int32_t CompileOperatorCall(const CallNode& call, const OpNode& op);
-  int32_t CompilePrimitiveCall(const CallNode& call, const FunctionNode& primitive);
+  // `device`: where the program placed the call (on_device); unset, the
+  // VM's device.
+  int32_t CompileOperatorCall(const CallNode& call, const OpNode& op,
+                              std::optional<DeviceId> device = std::nullopt);
+  int32_t CompilePrimitiveCall(const CallNode& call, const FunctionNode& primitive,
+                               std::optional<DeviceId> device = std::nullopt);
   // Emits kernel `kernel` on `args` for `call`, with explicit memory for its
   // result where the result is a tensor shaped by its inputs' shapes; returns
   // the result's register.
@@ -609,10 +614,27 @@ void FunctionCompiler::EmitLoopBack(std::vector<int32_t> args, int32_t first_par
   Emit(vm::Opcode::kGoto, {int32_t(loop_head_)}, origin);
 }
 
-int32_t FunctionCompiler::CompileOperatorCall(const CallNode& call, const OpNode& op) {
+int32_t FunctionCompiler::CompileOperatorCall(const CallNode& call, const OpNode& op,
+                                              std::optional<DeviceId> device) {
+  // on_device around a kernel call (as device planning leaves them): that
+  // call, placed on the device.
+  if (op.name() == kernels::kOnDevice && call.args.size() == 1) {
+    if (const auto* inner = As<CallNode>(call.args[0])) {
+      const auto* inner_op = As<OpNode>(inner->callee);
+      const auto* primitive = As<FunctionNode>(inner->callee);
+      if (inner_op != nullptr || (primitive != nullptr && passes::IsPrimitive(*primitive))) {
+        const std::optional<DeviceId> device =
+            kernels::DeviceFromAttrs(call.attrs, "device_type", "device_id").device;
+        RELAY_CHECK(device.has_value(), "on_device without a device passed type checking");
+        return inner_op != nullptr ? CompileOperatorCall(*inner, *inner_op, device)
+                                   : CompilePrimitiveCall(*inner, *primitive, device);
+      }
+    }
+  }
   vm::KernelCall kernel;
   kernel.op = op.name();
   kernel.attrs = call.attrs;
+  kernel.device = device;
   kernel.tuple_input = call.args.size() == 1 && IsTupleType(call.args[0]->checked_type());
   kernel.tuple_result = IsTupleType(call.checked_type());
   const bool shaped_by_values =
@@ -623,8 +645,12 @@ int32_t FunctionCompiler::CompileOperatorCall(const CallNode& call, const OpNode
 int32_t FunctionCompiler::EmitKernelCall(vm::KernelCall kernel, const std::vector<int32_t>& args,
                                          const CallNode& call, bool shaped_by_values) {
   const auto* type = As<TensorTypeNode>(call.checked_type());
-  const bool explicit_memory =
-      type != nullptr && !type->shape.empty() && !kernel.tuple_result && !shaped_by_values;
+  // A call placed on a device, and a copy between devices, allocate their
+  // results where they run: the function's planned block is on the VM's
+  // device.
+  const bool moves = kernel.op == kernels::kDeviceCopy || kernel.op == kernels::kOnDevice;
+  const bool explicit_memory = type != nullptr && !type->shape.empty() && !kernel.tuple_result &&
+                               !shaped_by_values && !kernel.device && !moves;
   const int32_t index = module_.Kernel(std::move(kernel));
   int32_t result = NewRegister();
   if (!explicit_memory) {
@@ -654,8 +680,8 @@ int32_t FunctionCompiler::EmitKernelCall(vm::KernelCall kernel, const std::vecto
 // A primitive function (operator fusion's group) is one kernel: its body's
 // operator calls in evaluation order, each reading the group's inputs (the
 // function's parameters) or earlier operators' results.
-int32_t FunctionCompiler::CompilePrimitiveCall(const CallNode& call,
-                                               const FunctionNode& primitive) {
+int32_t FunctionCompiler::CompilePrimitiveCall(const CallNode& call, const FunctionNode& primitive,
+                                               std::optional<DeviceId> device) {
   std::unordered_map<const ExprNode*, int32_t> operand_of;  // parameter -> input index
   for (size_t index = 0; index < primitive.params.size(); ++index)
     operand_of[primitive.params[index].get()] = static_cast<int32_t>(index);
@@ -676,6 +702,7 @@ int32_t FunctionCompiler::CompilePrimitiveCall(const CallNode& call,
   for (size_t index = 0; index < kernel.fused.size(); ++index)
     kernel.op += (index ? "+" : "") + kernel.fused[index].op;
   kernel.op += ")";
+  kernel.device = device;
   return EmitKernelCall(std::move(kernel), Values(call.args), call, false);
 }
 

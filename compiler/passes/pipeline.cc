@@ -11,6 +11,7 @@
 #include "compiler/passes/loop_invariant_projection.h"
 #include "compiler/passes/pad_convolutions.h"
 #include "compiler/passes/pass_util.h"
+#include "compiler/passes/plan_devices.h"
 #include "compiler/passes/split_to_slices.h"
 
 namespace relay::passes {
@@ -32,7 +33,7 @@ ir::Function Optimize(const ir::Function& function) {
   result = EliminateDeadCode(result);
   result = SplitsToSlices(result);
   result = PadConvolutionInputs(result);
-  return FuseOperators(result);
+  return PlanDevices(FuseOperators(result));
 }
 
 }  // namespace

@@ -115,6 +115,10 @@ std::unordered_map<std::string, ComputeFunction> ElementwiseComputes() {
       },
       DType::kBool);
   computes["copy"] = UnaryCompute([](const Expr& x, const Attrs&) { return x; });
+  // The device annotations copy their input where they run as kernels (the
+  // reference evaluator); the VM places work by them instead.
+  computes["on_device"] = UnaryCompute([](const Expr& x, const Attrs&) { return x; });
+  computes["device_copy"] = UnaryCompute([](const Expr& x, const Attrs&) { return x; });
   computes["rsqrt"] = UnaryCompute([](const Expr& x, const Attrs&) {
     return Binary(BinaryOp::kDivide, Constant(1, x->dtype), Unary(UnaryOp::kSqrt, x));
   });

@@ -524,11 +524,15 @@ def @main(%x: Tensor[(2, ?), float32]) { %x }
 
 // ---- debug information (section 6) ------------------------------------------------------
 
-TEST(ExecutableFileTest, VersionThreeFilesAreRefused) {
+TEST(ExecutableFileTest, OlderVersionsAreRefused) {
   std::string old = NoDebugBytes();
   PutLittle(old, 8, 4, 3);
   EXPECT_EQ(LoadError(old),
-            "t.rbc: unsupported executable format version 3 (this build reads version 4)");
+            "t.rbc: unsupported executable format version 3 (this build reads version 5)");
+  // Version 4 had no kernel placements.
+  PutLittle(old, 8, 4, 4);
+  EXPECT_EQ(LoadError(old),
+            "t.rbc: unsupported executable format version 4 (this build reads version 5)");
 }
 
 TEST(ExecutableFileTest, VariablesSurviveARoundTripAndAreListed) {

@@ -352,8 +352,14 @@ std::string DisassembleInstruction(const Executable& executable, size_t index, s
                     : "function#" + std::to_string(operand);
         break;
       case OperandKind::kKernel:
-        text += size_t(operand) < executable.kernels.size() ? executable.kernels[operand].op
-                                                            : "kernel#" + std::to_string(operand);
+        if (size_t(operand) < executable.kernels.size()) {
+          const KernelCall& kernel = executable.kernels[operand];
+          text += kernel.op;
+          // Where the program placed it (on_device).
+          if (kernel.device) text += "@" + kernel.device->ToString();
+        } else {
+          text += "kernel#" + std::to_string(operand);
+        }
         break;
       case OperandKind::kTag:
         text += size_t(operand) < executable.constructors.size()

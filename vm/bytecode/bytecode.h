@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@
 
 #include "kernels/attributes.h"
 #include "kernels/compute/cpu_kernels.h"
+#include "relay/device.h"
 #include "relay/dtype.h"
 #include "relay/value.h"
 
@@ -131,6 +133,9 @@ struct KernelCall {
   bool tuple_input = false;
   bool tuple_result = false;
   std::vector<kernels::FusedOperator> fused;  // empty unless a fused group
+  // Where the program placed the call (on_device, device_copy's source);
+  // unset: the VM's device (VirtualMachine::set_device).
+  std::optional<DeviceId> device;
 };
 
 struct ConstructorInfo {

@@ -156,7 +156,11 @@ std::string KernelsSection(const Executable& executable) {
   out.Count(executable.kernels.size());
   for (const KernelCall& kernel : executable.kernels) {
     out.String(kernel.op);
-    out.U8((kernel.tuple_input ? 1 : 0) | (kernel.tuple_result ? 2 : 0));
+    out.U8((kernel.tuple_input ? 1 : 0) | (kernel.tuple_result ? 2 : 0) | (kernel.device ? 4 : 0));
+    if (kernel.device) {
+      out.U8(static_cast<uint8_t>(kernel.device->kind));
+      out.I32(kernel.device->index);
+    }
     WriteAttrs(out, kernel.attrs);
     out.Count(kernel.fused.size());
     for (const kernels::FusedOperator& fused : kernel.fused) {
@@ -411,9 +415,23 @@ void ReadKernels(Reader& in, Executable& executable) {
     KernelCall kernel;
     kernel.op = in.String("operator name length");
     uint8_t flags = in.U8();
-    if (flags > 3) in.Fail("kernel " + std::to_string(index) + " has unknown flags");
+    if (flags > 7) in.Fail("kernel " + std::to_string(index) + " has unknown flags");
     kernel.tuple_input = (flags & 1) != 0;
     kernel.tuple_result = (flags & 2) != 0;
+    if ((flags & 4) != 0) {  // placed on a device by the program
+      const uint8_t kind = in.U8();
+      const int32_t device_index = in.I32();
+      std::optional<DeviceKind> known;
+      for (DeviceKind candidate :
+           {DeviceKind::kCPU, DeviceKind::kCUDA, DeviceKind::kOpenCL, DeviceKind::kXRT}) {
+        if (static_cast<uint8_t>(candidate) == kind) known = candidate;
+      }
+      if (!known || device_index < 0 || device_index > 1024) {
+        in.Fail("kernel " + std::to_string(index) + " is placed on an unknown device (kind " +
+                std::to_string(kind) + ", index " + std::to_string(device_index) + ")");
+      }
+      kernel.device = DeviceId{*known, device_index};
+    }
     kernel.attrs = ReadAttrs(in);
     uint32_t fused_count = in.Count(4 + 4 + 4, "fused operator");
     kernel.fused.reserve(fused_count);

@@ -7,6 +7,7 @@
 
 #include "kernels/compute/cpu_kernels.h"
 #include "kernels/operator.h"
+#include "kernels/operators/device_annotations.h"
 #include "relay/devices.h"
 #include "relay/error.h"
 #include "relay/storage.h"
@@ -58,6 +59,13 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> executable)
       call_sites_[index].host_values =
           definition != nullptr &&
           definition->shape_dependence == kernels::ShapeDependence::kInputValues;
+      if (call.op == kernels::kDeviceCopy || call.op == kernels::kOnDevice) {
+        const bool copy = call.op == kernels::kDeviceCopy;
+        call_sites_[index].move_to =
+            kernels::DeviceFromAttrs(call.attrs, copy ? "dst_device_type" : "device_type",
+                                     copy ? "dst_device_id" : "device_id")
+                .device;
+      }
     }
   }
 }
@@ -87,11 +95,20 @@ Ref<Tensor> VirtualMachine::OnDevice(const Ref<Tensor>& tensor, Device& device) 
   return static_cast<const Tensor*>(kept.get())->Reshape(tensor->shape());
 }
 
-void VirtualMachine::PlaceKernelInputs(std::vector<Ref<Tensor>>& tensors,
+Device& VirtualMachine::DeviceNamed(DeviceId id) {
+  return id.kind == DeviceKind::kCPU ? HostDevice() : GetDevice(id);
+}
+
+void VirtualMachine::PlaceKernelInputs(int32_t kernel, std::vector<Ref<Tensor>>& tensors,
                                        const Tensor* output) const {
   Device* target = nullptr;  // the host
+  const std::optional<DeviceId>& placed = executable_->kernels[kernel].device;
   if (output != nullptr) {
+    // Where the result must go wins: a kernel writes only its own device's
+    // memory.
     if (!output->on_host()) target = output->storage()->device();
+  } else if (placed) {
+    if (placed->kind != DeviceKind::kCPU) target = &DeviceNamed(*placed);
   } else {
     if (device_ == nullptr) return;  // tensors handed in on a device run there
     const bool host_scalars = std::all_of(tensors.begin(), tensors.end(), [](const Ref<Tensor>& t) {
@@ -415,7 +432,13 @@ Value VirtualMachine::CallKernel(int32_t kernel, std::span<const int32_t> input_
       KeepShapeResult(kernel, *tensors[0], *result);
       return result;
     }
-    PlaceKernelInputs(tensors, nullptr);
+    if (const std::optional<DeviceId>& destination = call_sites_[kernel].move_to) {
+      if (tensors.size() != 1) Fail(ErrorKind::kRuntime, call.op + " takes one tensor");
+      Device& device = DeviceNamed(*destination);
+      if (tensors[0]->storage()->device() == &device) return tensors[0];
+      return CopyTensor(*tensors[0], device);
+    }
+    PlaceKernelInputs(kernel, tensors, nullptr);
     Value result = InvokeKernel(kernel, tensors);
     if (call_sites_[kernel].shape_only && tensors.size() == 1 && AsTensor(result) != nullptr)
       KeepShapeResult(kernel, *tensors[0], *AsTensor(result));
@@ -438,7 +461,7 @@ Value VirtualMachine::KernelResultShape(int32_t kernel, std::span<const int32_t>
         if (!tensor->on_host()) tensor = CopyTensor(*tensor, HostDevice());
       }
     } else {
-      PlaceKernelInputs(tensors, nullptr);
+      PlaceKernelInputs(kernel, tensors, nullptr);
     }
     return ShapeToTensor(PrepareKernel(kernel, tensors).kernels.at(0).output_shape);
   } catch (const Error& error) {
@@ -469,7 +492,7 @@ void VirtualMachine::CallKernelInto(int32_t kernel, std::span<const int32_t> reg
   std::vector<Ref<Tensor>>& tensors =
       GatherKernelInputs(call, registers_list.first(registers_list.size() - 1), registers);
   try {
-    PlaceKernelInputs(tensors, output);
+    PlaceKernelInputs(kernel, tensors, output);
   } catch (const Error& error) {
     FailInKernel(error);
   }

@@ -190,16 +190,24 @@ class VirtualMachine {
     // An operator shaped by its inputs' values (arange): they are read on
     // the host.
     bool host_values = false;
+    // device_copy and a leftover on_device: no kernel, the input moved to
+    // this device.
+    std::optional<DeviceId> move_to;
     Shape shape_input;
     Ref<Tensor> shape_result;
     ScalarPool scalar_results;  // recycled 0-d results of the scalar path
     kernels::PreparedCallSite prepared;
   };
 
-  // Copies `tensors` (a kernel's inputs) to where the kernel runs: the
-  // device of `output` when given (invoke_kernel_out), else the VM's
-  // device unless every input is a host scalar. See set_device.
-  void PlaceKernelInputs(std::vector<Ref<Tensor>>& tensors, const Tensor* output) const;
+  // Copies `tensors` (the inputs of kernel table entry `kernel`) to where
+  // the kernel runs: the device of `output` when given
+  // (invoke_kernel_out), else the device the program placed the call on,
+  // else the VM's device unless every input is a host scalar. See
+  // set_device.
+  void PlaceKernelInputs(int32_t kernel, std::vector<Ref<Tensor>>& tensors,
+                         const Tensor* output) const;
+  // The device `id` names: the host device for the CPU.
+  static Device& DeviceNamed(DeviceId id);
   // `tensor` where `device` is: itself, or a copy (kept with an immutable
   // tensor, so a weight moves once).
   static Ref<Tensor> OnDevice(const Ref<Tensor>& tensor, Device& device);
