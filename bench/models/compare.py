@@ -4,6 +4,7 @@
     /usr/bin/python3 bench/models/compare.py [--relay-vm build/release/relay-vm]
         [--runs 20] [--max-seconds 3] [--models lstm_512,transformer,...]
         [--systems relay-vm,pytorch,ort] [--markdown FILE] [--update-docs]
+        [--relay-device opencl:0]
 
 For every model of bench/models/models.py and every case of it (a sequence
 length, a batch size), one after the other: relay-vm, then PyTorch, then ONNX
@@ -26,6 +27,8 @@ excluding start-up, loading and compilation:
   ORT        bench/models/ort_runner.js (onnxruntime-node, CPU provider,
              2 intra-op threads, 1 inter-op thread, all graph optimisations),
              the same warm-up, then N timed runs.
+--relay-device runs relay-vm's tensor work on that device (`relay-vm run
+--device`, docs/devices.md); the peers stay on the CPU.
 N is --runs, or fewer where N runs would take more than --max-seconds (at
 least 3 runs), so that slow models keep the whole suite short. A case is
 measured again (up to three times in all) when other processes took more than
@@ -160,6 +163,8 @@ def run_relay_vm(args, model, case, workdir):
     for name in case.inputs:
         command += ["--input", f"{name}={model.input_path(case, name)}"]
     command += ["--output", output]
+    if args.relay_device:
+        command += ["--device", args.relay_device]
     env = dict(child_environment(), RELAY_NUM_THREADS=str(args.threads))
 
     def run(repeat, warmup_seconds=0):
@@ -352,12 +357,17 @@ def main():
                         help="comma-separated systems to run (default: relay-vm,pytorch,ort); "
                         "PyTorch always runs, as the reference")
     parser.add_argument("--markdown", metavar="FILE", help="also write the report to FILE")
+    parser.add_argument("--relay-device", metavar="DEVICE",
+                        help="run relay-vm's tensor work on DEVICE (opencl:0, cuda:0); "
+                        "the peers stay on the CPU")
     parser.add_argument("--update-docs", action="store_true",
                         help="replace the results in docs/performance.md with this run's")
     parser.add_argument("--timeout", type=int, default=600,
                         help="seconds before a relay-vm or ORT process is given up (600)")
     args = parser.parse_args()
 
+    if args.update_docs and args.relay_device:
+        parser.error("--update-docs records CPU figures; leave out --relay-device")
     names = [name for name in args.models.split(",") if name]
     unknown = [name for name in names if name not in models.BY_NAME]
     if unknown:

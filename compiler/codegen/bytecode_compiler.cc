@@ -649,8 +649,11 @@ int32_t FunctionCompiler::EmitKernelCall(vm::KernelCall kernel, const std::vecto
   // results where they run: the function's planned block is on the VM's
   // device.
   const bool moves = kernel.op == kernels::kDeviceCopy || kernel.op == kernels::kOnDevice;
+  // A shape (shape_of) is the VM's to give: on the host, where it is read,
+  // kept from the last call with an input of the same shape.
+  const bool shape = kernel.op == "shape_of" || kernel.op == "ndarray_size";
   const bool explicit_memory = type != nullptr && !type->shape.empty() && !kernel.tuple_result &&
-                               !shaped_by_values && !kernel.device && !moves;
+                               !shaped_by_values && !kernel.device && !moves && !shape;
   const int32_t index = module_.Kernel(std::move(kernel));
   int32_t result = NewRegister();
   if (!explicit_memory) {

@@ -95,6 +95,14 @@ Ref<Tensor> VirtualMachine::OnDevice(const Ref<Tensor>& tensor, Device& device) 
   return static_cast<const Tensor*>(kept.get())->Reshape(tensor->shape());
 }
 
+namespace {
+
+// The most elements a host tensor may have for kernels reading only such
+// tensors to stay on the host under a device (see PlaceKernelInputs).
+constexpr int64_t kHostControlElements = 64;
+
+}  // namespace
+
 Device& VirtualMachine::DeviceNamed(DeviceId id) {
   return id.kind == DeviceKind::kCPU ? HostDevice() : GetDevice(id);
 }
@@ -111,10 +119,15 @@ void VirtualMachine::PlaceKernelInputs(int32_t kernel, std::vector<Ref<Tensor>>&
     if (placed->kind != DeviceKind::kCPU) target = &DeviceNamed(*placed);
   } else {
     if (device_ == nullptr) return;  // tensors handed in on a device run there
-    const bool host_scalars = std::all_of(tensors.begin(), tensors.end(), [](const Ref<Tensor>& t) {
-      return t->on_host() && t->shape().empty();
+    // Control values stay on the host, as Nimble keeps them: a kernel of
+    // small host tensors alone (scalars, shapes, a loop's index lookups)
+    // runs there, since its result usually decides a branch, which would
+    // otherwise wait for the device and read back (a Tree-LSTM's
+    // traversal: 30x slower on PoCL).
+    const bool host_control = std::all_of(tensors.begin(), tensors.end(), [](const Ref<Tensor>& t) {
+      return t->on_host() && t->element_count() <= kHostControlElements;
     });
-    if (!host_scalars) target = device_;
+    if (!host_control) target = device_;
   }
   for (Ref<Tensor>& tensor : tensors) {
     if (target == nullptr) {

@@ -84,9 +84,10 @@ class VirtualMachine {
 
   // Where tensor work runs, as Nimble places it: with a device, storage
   // and shaped allocations (alloc_storage, alloc_tensor_reg) come from it,
-  // and every kernel runs there except those of host scalars alone (0-d
-  // loop counters and flags, which stay on the host) and shape_of and
-  // ndarray_size, answered on the host from the shape. Inputs are copied
+  // and every kernel runs there except those reading only small host
+  // tensors (at most 64 elements: loop counters, flags, shapes, an index
+  // looked up, which stay on the host) and shape_of and ndarray_size,
+  // answered on the host from the shape. Inputs are copied
   // to where their kernel runs; an immutable one (a constant, a weight
   // given as an input) once, the copy kept with it. Values the VM itself
   // reads (an `if` condition, a shape to allocate) are copied to the host,
