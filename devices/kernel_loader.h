@@ -18,7 +18,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 
@@ -56,6 +58,29 @@ class KernelLoader {
   // same source again costs a lookup.
   virtual std::shared_ptr<const LoadedKernel> LoadKernel(const std::string& source,
                                                          const std::string& entry) = 0;
+};
+
+// The kernels one device has built, by entry and source text, kept for the
+// device's life; what each KernelLoader's LoadKernel looks up first.
+class LoadedKernelCache {
+ public:
+  // The kernel built for (`source`, `entry`), or else the one `build()`
+  // returns, kept. Builds hold the cache's lock: one text is built once.
+  template <typename Build>
+  std::shared_ptr<const LoadedKernel> GetOrBuild(const std::string& source,
+                                                 const std::string& entry, Build&& build) {
+    const std::string key = entry + '\n' + source;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = kernels_.find(key);
+    if (found != kernels_.end()) return found->second;
+    std::shared_ptr<const LoadedKernel> built = build();
+    kernels_.emplace(key, built);
+    return built;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<const LoadedKernel>> kernels_;
 };
 
 // `device` as a KernelLoader, or nullptr for a device that loads no source

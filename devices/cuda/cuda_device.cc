@@ -1,13 +1,12 @@
 #include "devices/cuda/cuda_device.h"
 
 #include <cstddef>
-#include <map>
-#include <mutex>
 #include <utility>
 #include <vector>
 
 #include "devices/cuda/cuda_driver.h"
 #include "devices/cuda/nvrtc_compiler.h"
+#include "devices/kernel_disk_cache.h"
 #include "devices/kernel_loader.h"
 #include "devices/pooled_device.h"
 #include "relay/error.h"
@@ -167,7 +166,8 @@ class CudaDevice final : public PooledDevice, public KernelLoader {
         context_(std::move(context)),
         driver_(context_->driver()),
         compute_major_(compute_major),
-        compute_minor_(compute_minor) {}
+        compute_minor_(compute_minor),
+        disk_(DefaultKernelCacheDirectory(), kPtxCacheVersion, ".relay-ptx") {}
 
   SourceDialect dialect() const override { return SourceDialect::kCudaC; }
 
@@ -175,14 +175,20 @@ class CudaDevice final : public PooledDevice, public KernelLoader {
   // the driver compiles for the GPU as it loads the module.
   std::shared_ptr<const LoadedKernel> LoadKernel(const std::string& source,
                                                  const std::string& entry) override {
-    const std::string key = entry + '\n' + source;
-    std::lock_guard<std::mutex> lock(kernels_mutex_);
-    auto found = kernels_.find(key);
-    if (found != kernels_.end()) return found->second;
-    const std::string ptx = CompileCudaToPtx(source, compute_major_, compute_minor_);
-    auto kernel = std::make_shared<CudaKernel>(context_, name(), ptx, entry);
-    kernels_.emplace(key, kernel);
-    return kernel;
+    return kernels_.GetOrBuild(source, entry, [&] {
+      // PTX is cached on disk by NVRTC's version, the architecture and the
+      // text: NVRTC takes tens of milliseconds a kernel.
+      const std::string architecture =
+          "compute_" + std::to_string(compute_major_) + std::to_string(compute_minor_);
+      const std::string key =
+          "cuda ptx\nNVRTC " + NvrtcVersion() + "\n" + architecture + "\n" + source;
+      std::string ptx;
+      if (!disk_.enabled() || disk_.Load(key, ptx) != KernelDiskCache::LoadOutcome::kFound) {
+        ptx = CompileCudaToPtx(source, compute_major_, compute_minor_);
+        if (disk_.enabled()) disk_.Store(key, ptx);
+      }
+      return std::make_shared<CudaKernel>(context_, name(), ptx, entry);
+    });
   }
 
   void CopyFromHost(const void* source, void* destination_handle, size_t destination_offset,
@@ -241,8 +247,9 @@ class CudaDevice final : public PooledDevice, public KernelLoader {
   const CudaDriver& driver_;  // kept alive by context_
   const int compute_major_;
   const int compute_minor_;
-  std::mutex kernels_mutex_;
-  std::map<std::string, std::shared_ptr<const CudaKernel>> kernels_;  // by entry and source
+  LoadedKernelCache kernels_;
+  static constexpr uint32_t kPtxCacheVersion = 1;
+  const KernelDiskCache disk_;  // PTX by NVRTC version, architecture and text
 };
 
 // "12.4" from the driver's 12040.

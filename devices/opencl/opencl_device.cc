@@ -1,13 +1,13 @@
 #include "devices/opencl/opencl_device.h"
 
 #include <algorithm>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "devices/kernel_disk_cache.h"
 #include "devices/kernel_loader.h"
 #include "devices/opencl/opencl_library.h"
 #include "devices/pooled_device.h"
@@ -124,27 +124,28 @@ class OpenClBufferAllocator final : public RawAllocator {
 // arguments are shared state.
 class OpenClKernel final : public LoadedKernel {
  public:
+  // Built from the program binary cached on disk under `disk_key` when
+  // there is a good one, else from `source` (the binary then stored).
   OpenClKernel(std::shared_ptr<const OpenClLibrary> library,
                std::shared_ptr<const OwnedContext> context, std::shared_ptr<OwnedQueue> queue,
                cl_device_id device, std::string device_name, const std::string& source,
-               const std::string& entry)
+               const std::string& entry, const KernelDiskCache& disk, const std::string& disk_key)
       : library_(std::move(library)),
         context_(std::move(context)),
         queue_(std::move(queue)),
         device_name_(std::move(device_name)) {
-    const char* text = source.c_str();
-    const size_t length = source.size();
-    cl_int result = CL_SUCCESS;
-    program_ = library_->create_program_with_source(context_->get(), 1, &text, &length, &result);
-    library_->Check(result, device_name_, "clCreateProgramWithSource");
-    result = library_->build_program(program_, 1, &device, "", nullptr, nullptr);
-    if (result != CL_SUCCESS) {
-      const std::string log = BuildLog(device);
-      library_->release_program(program_);
-      throw Error(ErrorKind::kDevice, device_name_ + ": clBuildProgram failed: " +
-                                          OpenClLibrary::DescribeErrorCode(result) +
-                                          (log.empty() ? std::string() : "\n" + log));
+    std::string binary;
+    if (disk.enabled() && disk.Load(disk_key, binary) == KernelDiskCache::LoadOutcome::kFound) {
+      program_ = BuildFromBinary(device, binary);
     }
+    if (program_ == nullptr) {
+      program_ = BuildFromSource(device, source);
+      if (disk.enabled()) {
+        binary = ProgramBinary();
+        if (!binary.empty()) disk.Store(disk_key, binary);
+      }
+    }
+    cl_int result = CL_SUCCESS;
     kernel_ = library_->create_kernel(program_, entry.c_str(), &result);
     if (result != CL_SUCCESS) {
       library_->release_program(program_);
@@ -193,20 +194,76 @@ class OpenClKernel final : public LoadedKernel {
   // wavefront, and enough for PoCL to vectorise across work-items.
   static constexpr size_t kGroupSize = 256;
 
+  cl_program BuildFromSource(cl_device_id device, const std::string& source) const {
+    const char* text = source.c_str();
+    const size_t length = source.size();
+    cl_int result = CL_SUCCESS;
+    cl_program program =
+        library_->create_program_with_source(context_->get(), 1, &text, &length, &result);
+    library_->Check(result, device_name_, "clCreateProgramWithSource");
+    result = library_->build_program(program, 1, &device, "", nullptr, nullptr);
+    if (result != CL_SUCCESS) {
+      const std::string log = BuildLog(program, device);
+      library_->release_program(program);
+      throw Error(ErrorKind::kDevice, device_name_ + ": clBuildProgram failed: " +
+                                          OpenClLibrary::DescribeErrorCode(result) +
+                                          (log.empty() ? std::string() : "\n" + log));
+    }
+    return program;
+  }
+
+  // A program from a cached binary, or null when the platform refuses it
+  // (a driver update can invalidate binaries its key did not foresee): the
+  // caller builds from source instead.
+  cl_program BuildFromBinary(cl_device_id device, const std::string& binary) const {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(binary.data());
+    const size_t size = binary.size();
+    cl_int status = CL_SUCCESS, result = CL_SUCCESS;
+    cl_program program = library_->create_program_with_binary(context_->get(), 1, &device, &size,
+                                                              &bytes, &status, &result);
+    if (result != CL_SUCCESS || status != CL_SUCCESS) {
+      if (program != nullptr) library_->release_program(program);
+      return nullptr;
+    }
+    if (library_->build_program(program, 1, &device, "", nullptr, nullptr) != CL_SUCCESS) {
+      library_->release_program(program);
+      return nullptr;
+    }
+    return program;
+  }
+
+  // The built program's binary for its one device ("" when the platform
+  // gives none).
+  std::string ProgramBinary() const {
+    size_t size = 0;
+    if (library_->get_program_info(program_, CL_PROGRAM_BINARY_SIZES, sizeof size, &size,
+                                   nullptr) != CL_SUCCESS ||
+        size == 0) {
+      return "";
+    }
+    std::string binary(size, '\0');
+    unsigned char* destination = reinterpret_cast<unsigned char*>(binary.data());
+    if (library_->get_program_info(program_, CL_PROGRAM_BINARIES, sizeof destination, &destination,
+                                   nullptr) != CL_SUCCESS) {
+      return "";
+    }
+    return binary;
+  }
+
   void SetArgument(cl_uint position, size_t size, const void* value) const {
     library_->Check(library_->set_kernel_argument(kernel_, position, size, value), device_name_,
                     "clSetKernelArg");
   }
 
-  std::string BuildLog(cl_device_id device) const {
+  std::string BuildLog(cl_program program, cl_device_id device) const {
     size_t size = 0;
-    if (library_->get_program_build_info(program_, device, CL_PROGRAM_BUILD_LOG, 0, nullptr,
+    if (library_->get_program_build_info(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr,
                                          &size) != CL_SUCCESS ||
         size == 0) {
       return "";
     }
     std::string log(size, '\0');
-    if (library_->get_program_build_info(program_, device, CL_PROGRAM_BUILD_LOG, size, log.data(),
+    if (library_->get_program_build_info(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(),
                                          nullptr) != CL_SUCCESS) {
       return "";
     }
@@ -227,9 +284,12 @@ class OpenClKernel final : public LoadedKernel {
 class OpenClDevice final : public PooledDevice, public KernelLoader {
  public:
   // `context` is a context for the device at `location`, which `id` names.
+  // `identity` names the device model, its OpenCL version and driver for
+  // the disk cache's keys: a binary is only ever read back by the same.
   OpenClDevice(std::shared_ptr<const OpenClLibrary> library, DeviceId id,
                const OpenClDeviceLocation& location, std::shared_ptr<const OwnedContext> context,
-               std::string description, size_t largest_buffer_bytes, MemoryPoolOptions pool_options)
+               std::string description, std::string identity, size_t largest_buffer_bytes,
+               MemoryPoolOptions pool_options)
       : PooledDevice(id, std::move(description),
                      std::make_unique<OpenClBufferAllocator>(library, context, id.ToString(),
                                                              largest_buffer_bytes),
@@ -237,20 +297,18 @@ class OpenClDevice final : public PooledDevice, public KernelLoader {
         library_(std::move(library)),
         context_(std::move(context)),
         device_(location.device),
-        queue_(std::make_shared<OwnedQueue>(*library_, *context_, location.device, name())) {}
+        queue_(std::make_shared<OwnedQueue>(*library_, *context_, location.device, name())),
+        disk_(DefaultKernelCacheDirectory(), kBinaryCacheVersion, ".relay-opencl"),
+        disk_key_prefix_("opencl program binary\n" + std::move(identity) + "\n") {}
 
   SourceDialect dialect() const override { return SourceDialect::kOpenClC; }
 
   std::shared_ptr<const LoadedKernel> LoadKernel(const std::string& source,
                                                  const std::string& entry) override {
-    const std::string key = entry + '\n' + source;
-    std::lock_guard<std::mutex> lock(kernels_mutex_);
-    auto found = kernels_.find(key);
-    if (found != kernels_.end()) return found->second;
-    auto kernel =
-        std::make_shared<OpenClKernel>(library_, context_, queue_, device_, name(), source, entry);
-    kernels_.emplace(key, kernel);
-    return kernel;
+    return kernels_.GetOrBuild(source, entry, [&] {
+      return std::make_shared<OpenClKernel>(library_, context_, queue_, device_, name(), source,
+                                            entry, disk_, disk_key_prefix_ + entry + '\n' + source);
+    });
   }
 
   void CopyFromHost(const void* source, void* destination_handle, size_t destination_offset,
@@ -315,8 +373,11 @@ class OpenClDevice final : public PooledDevice, public KernelLoader {
   // still holds it), so every queued copy has finished by the time the
   // buffers go.
   const std::shared_ptr<OwnedQueue> queue_;
-  std::mutex kernels_mutex_;
-  std::map<std::string, std::shared_ptr<const OpenClKernel>> kernels_;  // by entry and source
+  LoadedKernelCache kernels_;
+  // Program binaries on disk, keyed by the device's identity and the text.
+  static constexpr uint32_t kBinaryCacheVersion = 1;
+  const KernelDiskCache disk_;
+  const std::string disk_key_prefix_;
 };
 
 }  // namespace
@@ -354,9 +415,12 @@ std::unique_ptr<Device> CreateOpenClDevice(int32_t index, MemoryPoolOptions pool
   std::string description = name + " (" + model + " on " + platform + ", " +
                             FormatByteSize(global_memory) + ", " + std::to_string(compute_units) +
                             " compute units, pooled)";
+  std::string identity = model + "\n" + platform + "\n" +
+                         library->DeviceText(location.device, CL_DEVICE_VERSION, name) + "\n" +
+                         library->DeviceText(location.device, CL_DRIVER_VERSION, name);
   auto context = std::make_shared<OwnedContext>(*library, location, name);
   return std::make_unique<OpenClDevice>(std::move(library), id, location, std::move(context),
-                                        std::move(description), largest_buffer,
+                                        std::move(description), std::move(identity), largest_buffer,
                                         std::move(pool_options));
 }
 

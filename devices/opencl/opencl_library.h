@@ -46,6 +46,8 @@ namespace relay::devices {
   X(enqueue_copy_buffer, clEnqueueCopyBuffer)              \
   X(finish, clFinish)                                      \
   X(create_program_with_source, clCreateProgramWithSource) \
+  X(create_program_with_binary, clCreateProgramWithBinary) \
+  X(get_program_info, clGetProgramInfo)           \
   X(build_program, clBuildProgram)                         \
   X(get_program_build_info, clGetProgramBuildInfo)         \
   X(release_program, clReleaseProgram)                     \

@@ -5,12 +5,21 @@
 // under the ctest prefixes opencl: and cuda-ptx: (tests/CMakeLists.txt).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "devices/kernel_loader.h"
+#include "devices/opencl/opencl_device.h"
 #include "kernels/codegen/gpu/kernel_source.h"
 #include "kernels/compute/cpu_kernels.h"
 #include "kernels/compute/gpu_schedule.h"
@@ -178,6 +187,75 @@ TEST(OpenClKernelsTest, ABuildFailureCarriesTheCompilersLog) {
   EXPECT_EQ(devices::KernelLoaderOf(HostDevice()), nullptr);
 }
 
+// A directory of its own for the kernel disk cache, set as $RELAY_CACHE_DIR
+// while it lives (devices read it when they are created).
+class ScratchKernelCache {
+ public:
+  ScratchKernelCache() {
+    path_ = std::filesystem::temp_directory_path() /
+            ("relay-kernel-cache-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(path_);
+    if (const char* previous = std::getenv("RELAY_CACHE_DIR")) previous_ = previous;
+    ::setenv("RELAY_CACHE_DIR", path_.c_str(), 1);
+  }
+  ~ScratchKernelCache() {
+    if (previous_) {
+      ::setenv("RELAY_CACHE_DIR", previous_->c_str(), 1);
+    } else {
+      ::unsetenv("RELAY_CACHE_DIR");
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  // The cache's files ending in `extension`.
+  std::vector<std::filesystem::path> Files(const std::string& extension) const {
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(path_)) {
+      if (entry.path().extension() == extension) files.push_back(entry.path());
+    }
+    return files;
+  }
+
+ private:
+  std::filesystem::path path_;
+  std::optional<std::string> previous_;
+};
+
+TEST(OpenClKernelsTest, ProgramBinariesAreCachedOnDiskAndADamagedOneIsRebuilt) {
+  REQUIRE_OPENCL(registry_device);
+  (void)registry_device;
+  ScratchKernelCache cache;
+  const std::string source =
+      "__kernel void relay_kernel(__global float* out, long offset, long n) {\n"
+      "  if ((long)get_global_id(0) >= n) return;\n"
+      "  out[get_global_id(0)] = 2.5f * (float)get_global_id(0);\n}\n";
+  // Each device created anew: an empty cache in memory, the disk's alone.
+  auto run = [&] {
+    std::unique_ptr<Device> device = devices::CreateOpenClDevice(0);
+    std::shared_ptr<const devices::LoadedKernel> kernel =
+        devices::KernelLoaderOf(*device)->LoadKernel(source, "relay_kernel");
+    void* buffer = device->Allocate(4 * sizeof(float));
+    const devices::BufferArgument argument{buffer, 0};
+    const int64_t count = 4;  // threads are launched in groups: the kernel stops past n
+    kernel->Launch({&argument, 1}, {&count, 1}, count);
+    std::vector<float> values(4);
+    device->CopyToHost(buffer, 0, values.data(), sizeof(float) * values.size());
+    device->Free(buffer, 4 * sizeof(float));
+    return values;
+  };
+  const std::vector<float> expected{0.0f, 2.5f, 5.0f, 7.5f};
+  EXPECT_EQ(run(), expected);
+  const std::vector<std::filesystem::path> files = cache.Files(".relay-opencl");
+  ASSERT_EQ(files.size(), 1u) << "the program's binary is stored";
+  EXPECT_EQ(run(), expected) << "built from the stored binary";
+  const std::string damage = "not a program binary";
+  std::ofstream(files[0], std::ios::trunc) << damage;
+  EXPECT_EQ(run(), expected) << "a damaged entry is rebuilt from source";
+  EXPECT_GT(std::filesystem::file_size(files[0]), damage.size()) << "and stored again";
+  EXPECT_EQ(run(), expected);
+}
+
 // ---- CUDA: NVRTC and the launch path, against the fake driver -------------------------
 
 #if defined(RELAY_HAS_CUDA_DEVICE)
@@ -232,6 +310,26 @@ TEST(CudaKernelsTest, AnOperatorIsLoadedOnceAndLaunchedWithOneThreadPerElement) 
   fake_cuda_last_launch(&grid, &block);
   EXPECT_EQ(block, 256u);
   EXPECT_EQ(grid, 4u);  // 1000 threads in blocks of 256
+}
+
+TEST(CudaKernelsTest, PtxIsCachedOnDisk) {
+  try {
+    devices::NvrtcVersion();
+  } catch (const Error& error) {
+    GTEST_SKIP() << error.what();
+  }
+  ScratchKernelCache cache;
+  fake_cuda_reset(1, size_t{1} << 30, 0);
+  std::unique_ptr<Device> device = devices::CreateCudaDevice(
+      devices::LoadCudaDriverFromResolver(&fake_cuda_symbol, "fake libcuda"), 0);
+  const std::vector<Ref<Tensor>> inputs{
+      CopyTensor(*HostTensor<float>(DType::kFloat32, {1, 2, 3}), *device)};
+  RunOperator("negative", inputs);
+  const std::vector<std::filesystem::path> files = cache.Files(".relay-ptx");
+  ASSERT_EQ(files.size(), 1u);
+  std::ifstream file(files[0], std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_NE(bytes.find(".entry relay_kernel("), std::string::npos) << "the entry holds PTX";
 }
 
 #endif

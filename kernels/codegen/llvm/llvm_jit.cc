@@ -138,123 +138,6 @@ HostTarget DetectHostTarget() {
   return {std::move(builder), std::move(description)};
 }
 
-// ---- the disk cache ---------------------------------------------------------
-
-// One file per key: a fixed header, the full key, then the object file.
-//   magic "RLYKOBJ\0" | format version u32 | key size u32 | payload size u64
-//   | payload checksum u64 (xxh3) | key bytes | payload bytes
-// Integers are in host byte order: the key names the host target, so a
-// file is only ever read by the kind of machine that wrote it. The full key
-// is stored and compared, so a file-name hash collision is a miss, never a
-// wrong kernel.
-constexpr char kMagic[8] = {'R', 'L', 'Y', 'K', 'O', 'B', 'J', '\0'};
-constexpr size_t kHeaderSize = 8 + 4 + 4 + 8 + 8;
-
-template <typename T>
-void AppendInteger(std::string& bytes, T value) {
-  char buffer[sizeof(T)];
-  std::memcpy(buffer, &value, sizeof(T));
-  bytes.append(buffer, sizeof(T));
-}
-
-template <typename T>
-T ReadInteger(const std::string& bytes, size_t offset) {
-  T value;
-  std::memcpy(&value, bytes.data() + offset, sizeof(T));
-  return value;
-}
-
-uint64_t Checksum(std::string_view bytes) {
-  return llvm::xxh3_64bits(llvm::StringRef(bytes.data(), bytes.size()));
-}
-
-class DiskObjectCache {
- public:
-  explicit DiskObjectCache(std::string directory) : directory_(std::move(directory)) {}
-
-  bool enabled() const { return !directory_.empty(); }
-
-  enum class LoadOutcome { kMissing, kRejected, kFound };
-
-  // Reads the object stored under `full_key` into `payload`. kRejected: a
-  // file exists but is truncated, corrupt or written for another key.
-  LoadOutcome Load(const std::string& full_key, std::string& payload) const {
-    std::ifstream file(PathFor(full_key), std::ios::binary);
-    if (!file) return LoadOutcome::kMissing;
-    std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-    if (file.bad() || bytes.size() < kHeaderSize) return LoadOutcome::kRejected;
-    if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) return LoadOutcome::kRejected;
-    size_t offset = sizeof(kMagic);
-    auto version = ReadInteger<uint32_t>(bytes, offset);
-    auto key_size = ReadInteger<uint32_t>(bytes, offset + 4);
-    auto payload_size = ReadInteger<uint64_t>(bytes, offset + 8);
-    auto payload_checksum = ReadInteger<uint64_t>(bytes, offset + 16);
-    if (version != kKernelCacheFormatVersion) return LoadOutcome::kRejected;
-    // Sizes are checked against the file before any arithmetic can overflow.
-    size_t body_size = bytes.size() - kHeaderSize;
-    if (key_size > body_size || payload_size != body_size - key_size) {
-      return LoadOutcome::kRejected;
-    }
-    std::string_view stored_key(bytes.data() + kHeaderSize, key_size);
-    std::string_view stored_payload(bytes.data() + kHeaderSize + key_size, payload_size);
-    if (stored_key != full_key || Checksum(stored_payload) != payload_checksum) {
-      return LoadOutcome::kRejected;
-    }
-    payload.assign(stored_payload);
-    return LoadOutcome::kFound;
-  }
-
-  // Writes atomically: the entry is written to a file of its own and renamed
-  // over the final name, so a concurrent reader (another thread or process)
-  // sees the old file, no file, or the complete new one. Returns false when
-  // the entry could not be written.
-  bool Store(const std::string& full_key, std::string_view payload) const {
-    std::error_code error;
-    std::filesystem::create_directories(directory_, error);
-    if (error) return false;
-    std::string bytes(kMagic, sizeof(kMagic));
-    AppendInteger<uint32_t>(bytes, kKernelCacheFormatVersion);
-    AppendInteger<uint32_t>(bytes, static_cast<uint32_t>(full_key.size()));
-    AppendInteger<uint64_t>(bytes, payload.size());
-    AppendInteger<uint64_t>(bytes, Checksum(payload));
-    bytes += full_key;
-    bytes += payload;
-
-    static std::atomic<uint64_t> temporary_counter{0};
-    std::string final_path = PathFor(full_key);
-    std::string temporary_path = final_path + ".tmp." + std::to_string(::getpid()) + "." +
-                                 std::to_string(temporary_counter.fetch_add(1));
-    {
-      std::ofstream file(temporary_path, std::ios::binary | std::ios::trunc);
-      file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-      file.close();
-      if (!file) {
-        std::filesystem::remove(temporary_path, error);
-        return false;
-      }
-    }
-    std::filesystem::rename(temporary_path, final_path, error);
-    if (error) {
-      std::filesystem::remove(temporary_path, error);
-      return false;
-    }
-    return true;
-  }
-
-  std::string PathFor(const std::string& full_key) const {
-    static constexpr char kHexDigits[] = "0123456789abcdef";
-    uint64_t hash = Checksum(full_key);
-    std::string name(16, '0');
-    for (int digit = 15; digit >= 0; --digit, hash >>= 4) name[digit] = kHexDigits[hash & 0xf];
-    return (std::filesystem::path(directory_) / (name + ".relay-object")).string();
-  }
-
-  const std::string& directory() const { return directory_; }
-
- private:
-  std::string directory_;
-};
-
 // One CompileOrReuse key. `mutex` is held while the key is being built, so
 // concurrent callers of the same key wait for one build.
 struct CacheSlot {
@@ -269,7 +152,8 @@ struct CacheSlot {
 
 class LlvmJit::Impl {
  public:
-  explicit Impl(std::string cache_directory) : disk_(std::move(cache_directory)) {
+  explicit Impl(std::string cache_directory)
+      : disk_(std::move(cache_directory), kKernelCacheFormatVersion, ".relay-object") {
     InitializeLlvmOnce();
     HostTarget host = DetectHostTarget();
     target_builder_ = std::move(host.builder);
@@ -495,8 +379,8 @@ class LlvmJit::Impl {
     std::string full_key = DiskKey(key);
     if (disk_.enabled()) {
       std::string payload;
-      DiskObjectCache::LoadOutcome outcome = disk_.Load(full_key, payload);
-      if (outcome == DiskObjectCache::LoadOutcome::kFound) {
+      devices::KernelDiskCache::LoadOutcome outcome = disk_.Load(full_key, payload);
+      if (outcome == devices::KernelDiskCache::LoadOutcome::kFound) {
         try {
           auto [dylib, address] = Link(
               llvm::MemoryBuffer::getMemBufferCopy(payload, "cached:" + disk_.PathFor(full_key)),
@@ -507,10 +391,10 @@ class LlvmJit::Impl {
           // An entry that passed its checksum but does not link (for example
           // one whose references the process cannot satisfy) is rebuilt; if
           // the rebuilt object fails the same way, that error is reported.
-          outcome = DiskObjectCache::LoadOutcome::kRejected;
+          outcome = devices::KernelDiskCache::LoadOutcome::kRejected;
         }
       }
-      if (outcome == DiskObjectCache::LoadOutcome::kRejected) {
+      if (outcome == devices::KernelDiskCache::LoadOutcome::kRejected) {
         CountStatistic(&LlvmJitStatistics::disk_rejects);
       }
     }
@@ -580,7 +464,7 @@ class LlvmJit::Impl {
     ++(statistics_.*counter);
   }
 
-  DiskObjectCache disk_;
+  devices::KernelDiskCache disk_;
   llvm::orc::JITTargetMachineBuilder target_builder_{llvm::Triple()};
   std::string target_description_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
@@ -594,22 +478,6 @@ class LlvmJit::Impl {
 };
 
 // ---- public interface ----------------------------------------------------------
-
-std::string DefaultKernelCacheDirectory() {
-  if (const char* override_directory = std::getenv("RELAY_CACHE_DIR")) {
-    std::string_view value = override_directory;
-    if (value.empty() || value == "off") return "";
-    return std::string(value);
-  }
-  // The XDG base-directory specification says relative values are ignored.
-  const char* xdg_cache_home = std::getenv("XDG_CACHE_HOME");
-  if (xdg_cache_home != nullptr && xdg_cache_home[0] == '/') {
-    return std::string(xdg_cache_home) + "/relay-vm/kernels";
-  }
-  const char* home = std::getenv("HOME");
-  if (home != nullptr && home[0] != '\0') return std::string(home) + "/.cache/relay-vm/kernels";
-  return "";
-}
 
 LlvmJit::LlvmJit(std::string cache_directory)
     : impl_(std::make_unique<Impl>(std::move(cache_directory))) {}

@@ -32,6 +32,8 @@
 #include <memory>
 #include <string>
 
+#include "devices/kernel_disk_cache.h"
+
 namespace llvm {
 class LLVMContext;
 class Module;
@@ -60,15 +62,14 @@ struct LlvmJitStatistics {
   uint64_t disk_write_failures = 0;  // object files that could not be written
 };
 
-// The disk cache directory that the environment selects: $RELAY_CACHE_DIR
-// when set ("off" or empty disables the cache and gives ""), else
-// $XDG_CACHE_HOME/relay-vm/kernels, else $HOME/.cache/relay-vm/kernels, else
-// "" (no cache). The directory is not created here.
-std::string DefaultKernelCacheDirectory();
+// The disk cache directory that the environment selects
+// (devices/kernel_disk_cache.h, shared with the GPU backends).
+using devices::DefaultKernelCacheDirectory;
 
 // The version of the disk cache's file layout and key scheme. Part of every
-// disk key: entries written under another version are never read.
-inline constexpr uint32_t kKernelCacheFormatVersion = 1;
+// disk key: entries written under another version are never read. (2: the
+// checksum became FNV-1a when the cache moved to devices/.)
+inline constexpr uint32_t kKernelCacheFormatVersion = 2;
 
 class LlvmJit {
  public:
