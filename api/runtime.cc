@@ -157,11 +157,14 @@ class VirtualMachine::Impl {
 };
 
 VirtualMachine::VirtualMachine(const Executable& executable, std::string_view device) {
-  if (device != "cpu") {
-    throw Error(ErrorKind::kDevice, "device '" + std::string(device) +
-                                        "': the VM runs programs on the cpu only so far");
+  const std::optional<DeviceId> id = ParseDeviceId(device);
+  if (!id) {
+    throw Error(ErrorKind::kUsage, "device '" + std::string(device) +
+                                       "': expected cpu, opencl[:N], cuda[:N] or xrt[:N]");
   }
+  Device* const placed = id->kind == DeviceKind::kCPU ? nullptr : &GetDevice(*id);
   impl_ = std::make_unique<Impl>(executable);
+  impl_->machine_.set_device(placed);
 }
 
 VirtualMachine::~VirtualMachine() = default;
@@ -198,7 +201,8 @@ Value VirtualMachine::Invoke(std::string_view name, std::span<const Value> argum
   }
   for (size_t index = 0; index < arguments.size(); ++index)
     CheckArgument(entry.params[index], arguments[index]);
-  return impl_->machine_.Invoke(name, arguments);
+  // Work placed on a device leaves its results there: they come back.
+  return vm::ValueOnHost(impl_->machine_.Invoke(name, arguments));
 }
 
 Value VirtualMachine::Invoke(std::string_view name, const std::map<std::string, Value>& arguments) {

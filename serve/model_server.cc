@@ -4,6 +4,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
@@ -18,6 +19,10 @@ namespace relay::serve {
 namespace {
 
 constexpr const char* kJson = "application/json";
+
+// How much of a body past --max-body-bytes is read and dropped at least
+// before the 413 goes out (see the infer handler).
+constexpr size_t kMostDiscardedBytes = size_t{1} << 20;
 
 using Clock = std::chrono::steady_clock;
 
@@ -170,10 +175,10 @@ void ModelServer::AddRoutes() {
             return true;
           }
           // Past the limit the rest is read and dropped (up to as much
-          // again), so that the client, still sending, gets the 413
-          // rather than a connection reset by unread bytes.
+          // again, and at least 1 MiB), so that the client, still sending,
+          // gets the 413 rather than a connection reset by unread bytes.
           discarded += length;
-          return discarded <= options_.max_body_bytes;
+          return discarded <= std::max(options_.max_body_bytes, kMostDiscardedBytes);
         });
         // httplib's reader also stops at the limit (set_payload_max_length),
         // with an empty body.

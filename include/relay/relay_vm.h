@@ -96,7 +96,9 @@ int relay_executable_result_count(const relay_executable* exe, const char* funct
 int relay_executable_result(const relay_executable* exe, const char* function_or_null, size_t index,
                             relay_parameter* out);
 
-/* A VM over `exe` (which must outlive it) on a device: null or "cpu". */
+/* A VM over `exe` (which must outlive it) whose tensor work runs on a
+ * device: null or "cpu", "opencl[:N]", "cuda[:N]" (inputs and results stay
+ * host tensors). A device that is not there is RELAY_ERROR_DEVICE. */
 int relay_vm_create(const relay_executable* exe, const char* device_or_null, relay_vm** out);
 void relay_vm_free(relay_vm* vm);
 

@@ -94,9 +94,12 @@ class Executable {
 
 class VirtualMachine {
  public:
-  // A VM over `executable` (shared, not copied) on `device`: "cpu" (the
-  // default; so far the only device the VM runs programs on). Throws
-  // kDevice for any other.
+  // A VM over `executable` (shared, not copied) whose tensor work runs on
+  // `device`: "cpu" (the default), "opencl[:N]" or "cuda[:N]"
+  // (docs/devices.md: shapes, scalars and control flow stay on the host).
+  // Inputs are host tensors and results come back to the host. Throws
+  // kUsage for a name that is no device, kDevice for a device that is not
+  // there (no driver, an index past the devices present).
   explicit VirtualMachine(const Executable& executable, std::string_view device = "cpu");
   ~VirtualMachine();
   VirtualMachine(VirtualMachine&&) noexcept;

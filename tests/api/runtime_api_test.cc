@@ -116,6 +116,24 @@ TEST(RuntimeApi, RunsMainOnNamedInputsOfAnyBatch) {
   }
 }
 
+TEST(RuntimeApi, RunsOnAnOpenClDeviceWithResultsOnTheHost) {
+  Executable program = Executable::Load(kProgram);
+  std::optional<VirtualMachine> vm;
+  try {
+    vm.emplace(program, "opencl");
+  } catch (const Error& error) {
+    GTEST_SKIP() << error.what();  // no OpenCL platform here
+  }
+  vm->SetInput("w", Weight());
+  const std::vector<float> x{1, -2, 3, 0.5f, 4, -1};
+  vm->SetInput("x", Floats({2, 3}, x));
+  const Value result = vm->Invoke();
+  ASSERT_EQ(result->kind(), ObjectKind::kTensor);
+  EXPECT_TRUE(static_cast<const Tensor&>(*result).on_host());
+  ExpectFloats(result, {2, 4}, DenseRelu(x));
+  EXPECT_EQ(KindOf([&] { VirtualMachine other(program, "tpu"); }), ErrorKind::kUsage);
+}
+
 TEST(RuntimeApi, BindsParamsFromAnNpz) {
   const fs::path folder = fs::temp_directory_path() / ("relay-api-" + std::to_string(::getpid()));
   fs::create_directories(folder);
