@@ -22,7 +22,11 @@ struct Subcommand {
 };
 
 constexpr Subcommand kSubcommands[] = {
-    {"compile", "compile IN.relay|IN.onnx -o OUT.rbc [--params P.npz] [--strip-debug]",
+    {"compile",
+     "compile IN.relay|IN.onnx -o OUT.rbc [--params P.npz] [--strip-debug]\n"
+     "               [--device cpu|opencl[:N]|cuda[:N]]\n\n"
+     "--device records the device 'relay-vm run OUT.rbc' puts the tensor work on\n"
+     "unless given another; it need not be present when compiling.",
      "compile Relay source (or an ONNX model) to a verified bytecode executable", RunCompileCommand,
      ""},
     {"import",

@@ -1,11 +1,16 @@
-// relay-vm compile IN.relay -o OUT.rbc [--params P.npz] [--strip-debug]:
+// relay-vm compile IN.relay -o OUT.rbc [--params P.npz] [--strip-debug]
+//   [--device cpu|opencl[:N]|cuda[:N]]:
 // type-checks and compiles a program and saves its verified bytecode as an
 // executable file (vm/bytecode/executable_file.h), which `relay-vm run` and
 // `disasm` read. --params bakes the arrays of P.npz into the executable as
 // constants in place of @main's parameters of the same names (the rest stay
 // inputs). --strip-debug leaves out the debug information (which register
 // holds which Relay variable when), so the file has no debug section; it
-// runs the same.
+// runs the same. --device records the device `relay-vm run` puts the tensor
+// work on when its own --device is not given (kernels are compiled for a
+// device when a run first needs them, so that device need not be present
+// here).
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -33,6 +38,7 @@ int RunCompileCommand(std::span<const std::string_view> arguments, std::ostream&
   std::string output;
   std::string params;
   bool strip_debug = false;
+  std::optional<DeviceId> device;
   for (size_t index = 0; index < arguments.size(); ++index) {
     std::string_view argument = arguments[index];
     if (argument == "-o" || argument == "--output") {
@@ -43,6 +49,14 @@ int RunCompileCommand(std::span<const std::string_view> arguments, std::ostream&
       params = std::string(arguments[++index]);
     } else if (argument == "--strip-debug") {
       strip_debug = true;
+    } else if (argument == "--device") {
+      if (index + 1 >= arguments.size()) UsageError("--device needs a device");
+      const std::string_view text = arguments[++index];
+      device = ParseDeviceId(text);
+      if (!device) {
+        UsageError("--device takes cpu, opencl[:N], cuda[:N] or xrt[:N], got '" +
+                   std::string(text) + "'");
+      }
     } else if (argument.starts_with("-") && argument != "-") {
       UsageError("unknown option '" + std::string(argument) + "'");
     } else if (input.empty()) {
@@ -69,11 +83,14 @@ int RunCompileCommand(std::span<const std::string_view> arguments, std::ostream&
   std::optional<api::Program> program = api::CompileProgram(input, bound, err);
   if (!program) return kExitFailure;
   const vm::Executable* saved = program->executable.get();
-  vm::Executable stripped;
-  if (strip_debug) {
-    stripped = *program->executable;
-    for (vm::Function& function : stripped.functions) function.variables.clear();
-    saved = &stripped;
+  vm::Executable changed;
+  if (strip_debug || device) {
+    changed = *program->executable;
+    if (strip_debug) {
+      for (vm::Function& function : changed.functions) function.variables.clear();
+    }
+    if (device && device->kind != DeviceKind::kCPU) changed.default_device = device;
+    saved = &changed;
   }
   // What is saved must load: verify before writing anything.
   vm::Verify(*saved);

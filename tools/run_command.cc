@@ -10,7 +10,8 @@
 // (vm/interpreter/profiler.h); with --repeat they cover the timed runs.
 // --device runs the tensor work on that device (VirtualMachine::set_device):
 // shapes, scalars and control flow stay on the host; results come back to
-// it, and timed runs include that.
+// it, and timed runs include that. Without it, an executable compiled with
+// --device runs on that device.
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -149,9 +150,10 @@ int RunRunCommand(std::span<const std::string_view> arguments, std::ostream& out
       BindInputs(options.inputs, program->executable->functions[entry], program->input_aliases);
 
   vm::VirtualMachine machine(program->executable);
-  if (options.device && options.device->kind != DeviceKind::kCPU) {
-    machine.set_device(&GetDevice(*options.device));
-  }
+  // --device, else the device the executable was compiled for.
+  const std::optional<DeviceId> device =
+      options.device ? options.device : program->executable->default_device;
+  if (device && device->kind != DeviceKind::kCPU) machine.set_device(&GetDevice(*device));
   // Results come back to the host, which waits for the device's work.
   auto invoke = [&] { return vm::ValueOnHost(machine.Invoke(options.inputs.entry, inputs)); };
   std::optional<vm::Profiler> profiler;

@@ -161,6 +161,29 @@ TEST(CompileCommandTest, StripDebugLeavesOutTheVariablesAndStillRuns) {
   EXPECT_EQ(from_stripped.output, from_source.output);
 }
 
+TEST(CompileCommandTest, DeviceIsRecordedForRunsThatNameNone) {
+  ScratchDirectory scratch;
+  const std::string rbc = scratch / "mlp.rbc";
+  // Recorded by name: the device need not be present when compiling.
+  CommandResult compiled = RunRelayVm("compile " + kMlp + " -o " + rbc + " --device cuda:1");
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.output;
+  EXPECT_EQ(SectionCount(ReadBytes(rbc)), 7u) << "the debug and device sections";
+  CommandResult listing = RunRelayVm("disasm " + rbc);
+  EXPECT_TRUE(Contains(listing.output, "; runs on cuda:1 unless told otherwise")) << listing.output;
+  // Running it asks for that device, or for the one --device names.
+  CommandResult absent = RunRelayVm("run " + rbc + kMlpArguments);
+  EXPECT_EQ(absent.exit_code, 1) << absent.output;
+  EXPECT_TRUE(Contains(absent.output, "cuda")) << absent.output;
+  CommandResult on_host = RunRelayVm("run " + rbc + kMlpArguments + " --device cpu");
+  CommandResult source = RunRelayVm("run " + kMlp + kMlpArguments);
+  ASSERT_EQ(on_host.exit_code, 0) << on_host.output;
+  EXPECT_EQ(on_host.output, source.output);
+  CommandResult bad = RunRelayVm("compile " + kMlp + " -o " + rbc + " --device tpu");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_TRUE(Contains(bad.output, "--device takes cpu, opencl[:N], cuda[:N] or xrt[:N]"))
+      << bad.output;
+}
+
 TEST(CompileCommandTest, ATruncatedRbcIsOneLineNamingTheFile) {
   ScratchDirectory scratch;
   const std::string rbc = scratch / "mlp.rbc";

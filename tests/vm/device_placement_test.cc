@@ -124,6 +124,17 @@ TEST(DevicePlacementTest, PlacementsSurviveTheExecutableFile) {
       std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), "mixed.rbc");
   EXPECT_EQ(Placements(loaded), Placements(*executable));
 
+  // The device runs default to (compile --device) survives too.
+  vm::Executable defaulted = *executable;
+  defaulted.default_device = DeviceId{DeviceKind::kOpenCL, 2};
+  const std::string defaulted_bytes = vm::SerializeExecutable(defaulted);
+  const vm::Executable defaulted_loaded = vm::LoadExecutable(
+      std::span(reinterpret_cast<const uint8_t*>(defaulted_bytes.data()), defaulted_bytes.size()),
+      "defaulted.rbc");
+  ASSERT_TRUE(defaulted_loaded.default_device.has_value());
+  EXPECT_EQ(defaulted_loaded.default_device->ToString(), "opencl:2");
+  EXPECT_FALSE(loaded.default_device.has_value());
+
   // A placement on a device kind the format does not know is refused.
   vm::Executable corrupted = *executable;
   for (vm::KernelCall& kernel : corrupted.kernels) {

@@ -581,13 +581,13 @@ TEST(ExecutableFileTest, WithoutVariablesThereIsNoDebugSection) {
   EXPECT_EQ(RunMain(std::make_shared<const vm::Executable>(loaded)), "(7, [[3, 4, 5], [3, 4, 5]])");
 }
 
-TEST(ExecutableFileTest, TheSectionTableListsFiveOrSixSections) {
-  std::string seven = EverySectionBytes();
-  PutLittle(seven, kSectionCountOffset, 4, 7);
-  EXPECT_EQ(LoadError(seven), "t.rbc: expected 5 or 6 sections, the table lists 7");
+TEST(ExecutableFileTest, TheSectionTableListsFiveToSevenSections) {
+  std::string eight = EverySectionBytes();
+  PutLittle(eight, kSectionCountOffset, 4, 8);
+  EXPECT_EQ(LoadError(eight), "t.rbc: expected 5 to 7 sections, the table lists 8");
   std::string four = NoDebugBytes();
   PutLittle(four, kSectionCountOffset, 4, 4);
-  EXPECT_EQ(LoadError(four), "t.rbc: expected 5 or 6 sections, the table lists 4");
+  EXPECT_EQ(LoadError(four), "t.rbc: expected 5 to 7 sections, the table lists 4");
   // Five entries, one of them debug: a required section is missing.
   std::string missing = NoDebugBytes();
   PutLittle(missing, SectionEntry(missing, 4), 4, kDebugSection);
@@ -598,9 +598,17 @@ TEST(ExecutableFileTest, TheSectionTableListsFiveOrSixSections) {
   RecomputeChecksums(twice);
   EXPECT_EQ(LoadError(twice), "t.rbc: section debug appears twice");
   std::string unknown = EverySectionBytes();
-  PutLittle(unknown, SectionEntry(unknown, kDebugSection), 4, 7);
+  PutLittle(unknown, SectionEntry(unknown, kDebugSection), 4, 8);
   RecomputeChecksums(unknown);
-  EXPECT_EQ(LoadError(unknown), "t.rbc: unknown section id 7");
+  EXPECT_EQ(LoadError(unknown), "t.rbc: unknown section id 8");
+  // The debug section's bytes read as a device section: refused by what
+  // they say.
+  std::string device = EverySectionBytes();
+  PutLittle(device, SectionEntry(device, kDebugSection), 4, 7);
+  RecomputeChecksums(device);
+  EXPECT_TRUE(LoadError(device).starts_with(
+      "t.rbc: device section: the executable names an unknown device"))
+      << LoadError(device);
 }
 
 TEST(ExecutableFileTest, DebugSectionChecksum) {

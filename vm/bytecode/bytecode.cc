@@ -290,6 +290,8 @@ void RemapVariableRanges(std::vector<VariableRange>& variables,
 
 std::string Disassemble(const Executable& executable) {
   std::string out;
+  if (executable.default_device)
+    out += "; runs on " + executable.default_device->ToString() + " unless told otherwise\n";
   for (size_t index = 0; index < executable.functions.size(); ++index)
     out += DisassembleFunction(executable, index);
   return out;

@@ -149,6 +149,9 @@ struct Executable {
   std::vector<KernelCall> kernels;
   std::vector<ConstructorInfo> constructors;  // indexed by the tag of Constructed values
   std::vector<std::string> strings;           // fatal messages
+  // Where `relay-vm run` puts the tensor work when not told (compile
+  // --device); unset: the host.
+  std::optional<DeviceId> default_device;
 
   // The index of the function named `name` ("main" or "@main"), or -1.
   int32_t FindFunction(std::string_view name) const;

@@ -25,12 +25,13 @@ enum class SectionId : uint32_t {
   kKernels = 3,
   kConstructors = 4,
   kFunctions = 5,
-  kDebug = 6,  // optional
+  kDebug = 6,   // optional
+  kDevice = 7,  // optional
 };
-// Sections 1 .. kRequiredSectionCount are always present; the debug
-// section may follow.
+// Sections 1 .. kRequiredSectionCount are always present; the debug and
+// device sections may follow.
 constexpr uint32_t kRequiredSectionCount = 5;
-constexpr uint32_t kMaxSectionCount = 6;
+constexpr uint32_t kMaxSectionCount = 7;
 constexpr size_t kSectionEntryBytes = 4 + 4 + 8 + 8;
 constexpr size_t kInstructionBytes = 1 + 3 * 4 + 4 + 4 + 4 + 4;
 
@@ -48,6 +49,8 @@ const char* SectionName(uint32_t id) {
       return "functions";
     case SectionId::kDebug:
       return "debug";
+    case SectionId::kDevice:
+      return "device";
   }
   return "unknown";
 }
@@ -148,6 +151,14 @@ std::string ConstantsSection(const Executable& executable) {
     WriteShape(out, tensor.shape());
     out.Bytes(tensor.host_data(), tensor.byte_size());
   }
+  return std::move(out.bytes());
+}
+
+// The device runs of the executable use unless told otherwise.
+std::string DeviceSection(const Executable& executable) {
+  Writer out;
+  out.U8(static_cast<uint8_t>(executable.default_device->kind));
+  out.I32(executable.default_device->index);
   return std::move(out.bytes());
 }
 
@@ -408,6 +419,25 @@ void ReadConstants(Reader& in, Executable& executable) {
   }
 }
 
+// A device: its kind (DLPack code) u8 and index i32; `subject` begins the
+// message for one relay-vm does not know.
+DeviceId ReadDevice(Reader& in, const std::string& subject) {
+  const uint8_t kind = in.U8();
+  const int32_t device_index = in.I32();
+  for (DeviceKind candidate :
+       {DeviceKind::kCPU, DeviceKind::kCUDA, DeviceKind::kOpenCL, DeviceKind::kXRT}) {
+    if (static_cast<uint8_t>(candidate) == kind && device_index >= 0 && device_index <= 1024) {
+      return DeviceId{candidate, device_index};
+    }
+  }
+  in.Fail(subject + " an unknown device (kind " + std::to_string(kind) + ", index " +
+          std::to_string(device_index) + ")");
+}
+
+void ReadDefaultDevice(Reader& in, Executable& executable) {
+  executable.default_device = ReadDevice(in, "the executable names");
+}
+
 void ReadKernels(Reader& in, Executable& executable) {
   uint32_t count = in.Count(4 + 1 + 4, "kernel");
   executable.kernels.reserve(count);
@@ -419,18 +449,7 @@ void ReadKernels(Reader& in, Executable& executable) {
     kernel.tuple_input = (flags & 1) != 0;
     kernel.tuple_result = (flags & 2) != 0;
     if ((flags & 4) != 0) {  // placed on a device by the program
-      const uint8_t kind = in.U8();
-      const int32_t device_index = in.I32();
-      std::optional<DeviceKind> known;
-      for (DeviceKind candidate :
-           {DeviceKind::kCPU, DeviceKind::kCUDA, DeviceKind::kOpenCL, DeviceKind::kXRT}) {
-        if (static_cast<uint8_t>(candidate) == kind) known = candidate;
-      }
-      if (!known || device_index < 0 || device_index > 1024) {
-        in.Fail("kernel " + std::to_string(index) + " is placed on an unknown device (kind " +
-                std::to_string(kind) + ", index " + std::to_string(device_index) + ")");
-      }
-      kernel.device = DeviceId{*known, device_index};
+      kernel.device = ReadDevice(in, "kernel " + std::to_string(index) + " is placed on");
     }
     kernel.attrs = ReadAttrs(in);
     uint32_t fused_count = in.Count(4 + 4 + 4, "fused operator");
@@ -618,6 +637,8 @@ std::string SerializeExecutable(const Executable& executable) {
   };
   if (HasDebugInformation(executable))
     sections.emplace_back(SectionId::kDebug, DebugSection(executable));
+  if (executable.default_device)
+    sections.emplace_back(SectionId::kDevice, DeviceSection(executable));
   Writer out;
   out.Bytes(kMagic.data(), kMagic.size());
   out.U32(kExecutableFormatVersion);
@@ -653,7 +674,7 @@ Executable LoadExecutable(std::span<const uint8_t> bytes, const std::string& nam
   }
   const uint32_t section_count = header.U32();
   if (section_count < kRequiredSectionCount || section_count > kMaxSectionCount) {
-    header.Fail("expected " + std::to_string(kRequiredSectionCount) + " or " +
+    header.Fail("expected " + std::to_string(kRequiredSectionCount) + " to " +
                 std::to_string(kMaxSectionCount) + " sections, the table lists " +
                 std::to_string(section_count));
   }
@@ -686,7 +707,8 @@ Executable LoadExecutable(std::span<const uint8_t> bytes, const std::string& nam
     }
     by_id[section.id] = section;
   }
-  // Only the debug section is optional: a table of five that lists it lacks another.
+  // Only the debug and device sections are optional: a table of five that
+  // lists one lacks another.
   for (uint32_t id = 1; id <= kRequiredSectionCount; ++id) {
     if (!by_id[id]) header.Fail("section " + std::string(SectionName(id)) + " is missing");
   }
@@ -716,6 +738,9 @@ Executable LoadExecutable(std::span<const uint8_t> bytes, const std::string& nam
   read_section(SectionId::kConstructors, ReadConstructors);
   read_section(SectionId::kFunctions, ReadFunctions);
   if (by_id[static_cast<uint32_t>(SectionId::kDebug)]) read_section(SectionId::kDebug, ReadDebug);
+  if (by_id[static_cast<uint32_t>(SectionId::kDevice)]) {
+    read_section(SectionId::kDevice, ReadDefaultDevice);
+  }
 
   CheckKernels(executable, name);
   try {

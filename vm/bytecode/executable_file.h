@@ -7,12 +7,14 @@
 //
 //   header   magic       8 bytes  89 'R' 'B' 'C' 0D 0A 1A 0A
 //            version     u32      kExecutableFormatVersion
-//            sections    u32      number of table entries (5, or 6 with the
-//                                 optional debug section)
+//            sections    u32      number of table entries (5, and 6 or 7
+//                                 with the optional debug and device
+//                                 sections)
 //   table    per section: id u32, crc32 u32 (of the section's bytes),
 //                         offset u64, size u64 (from the file's start)
 //            table_crc   u32      crc32 of the header and table before it
-//   sections, each listed id exactly once (1 to 5 always, 6 optionally),
+//   sections, each listed id exactly once (1 to 5 always, 6 and 7
+//            optionally),
 //            inside the file, not overlapping the header, the table or each
 //            other, and read to their last byte:
 //     1 strings       count u32; string...                (fatal messages)
@@ -47,6 +49,9 @@
 //                     the same order: variable count u32 and per variable
 //                     (Function::variables): name string, reg i32,
 //                     begin u32, end u32 (version 4 on)
+//     7 device        (optional: `relay-vm compile --device`) the device
+//                     runs use unless told another: kind u8 (its DLPack
+//                     code), index i32 (version 5 on)
 //
 // Loading never trusts the bytes: every count is checked against the bytes
 // left before anything is allocated, attribute lists nest at most
