@@ -2,6 +2,7 @@
 
 #include <unordered_set>
 
+#include "kernels/codegen/gpu/kernel_source.h"
 #include "kernels/kir/rewrite.h"
 
 namespace relay::kernels {
@@ -9,6 +10,12 @@ namespace relay::kernels {
 using namespace relay::kernels::kir;
 
 namespace {
+
+// A work-group per element serves outputs of at most this many elements
+// (enough groups to fill a GPU, few enough that each has real work)...
+constexpr int64_t kMostGroupElements = 16384;
+// ...each reducing at least this many values (a few per lane).
+constexpr int64_t kLeastGroupReduction = 1024;
 
 // The position along each of `shape`'s axes of flat (row-major) index
 // `flat`, the last axis fastest.
@@ -80,11 +87,99 @@ std::optional<kir::Kernel> RowPerThread(const std::string& name, std::vector<Buf
                      Stmt(new ForNode(row, rows, ForKind::kDeviceThreads, body))};
 }
 
+// The reduction operators a work-group can combine pairwise in a tree.
+std::optional<BinaryOp> PairwiseCombine(const ReduceNode& reduce) {
+  if (reduce.body->dtype == DType::kBool) return std::nullopt;
+  switch (reduce.op) {
+    case ReduceOp::kSum:
+      return BinaryOp::kAdd;
+    case ReduceOp::kMaximum:
+      return BinaryOp::kMaximum;
+    case ReduceOp::kMinimum:
+      return BinaryOp::kMinimum;
+    default:
+      return std::nullopt;  // products (overflow order) and arg-reductions stay serial
+  }
+}
+
+// A work-group per output element, for few elements that each reduce many
+// values (a matrix-vector product: an LSTM step's dense; a sum over a long
+// axis): its lanes each combine a strided share of the reduction's space
+// (neighbouring lanes reading neighbouring elements), then combine their
+// partial values in shared memory in a tree, and lane 0 stores the element
+// with the reduction's value. With a thread per element, a handful of
+// threads would each read a whole row.
+std::optional<kir::Kernel> GroupPerElement(const std::string& name, std::vector<Buffer> params,
+                                           const std::vector<Var>& dims, const Buffer& out,
+                                           const TensorExpr& output) {
+  const Expr element_count = Product(output.shape);
+  const auto* elements = As<IntImmNode>(element_count);
+  if (elements == nullptr || elements->value > kMostGroupElements || elements->value == 0) {
+    return std::nullopt;
+  }
+  const Var group(new VarNode("group")), lane(new VarNode("lane"));
+  const Expr element = output.at(Unflatten(group, output.shape));
+  const std::vector<const ReduceNode*> reductions = FindReductions(element);
+  if (reductions.size() != 1) return std::nullopt;
+  const ReduceNode& reduce = *reductions[0];
+  const std::optional<BinaryOp> combine = PairwiseCombine(reduce);
+  const Expr space_size = Product(reduce.extents);
+  const auto* space = As<IntImmNode>(space_size);
+  if (!combine || space == nullptr || space->value < kLeastGroupReduction) return std::nullopt;
+
+  const int64_t lanes = gpu::kGroupLanes;
+  const DType dtype = reduce.body->dtype;
+  const Buffer partial(new BufferNode("partial", dtype, {Int(1)}));
+  const Buffer shared(new BufferNode("shared", dtype, {Int(lanes)}));
+  // This lane's share: positions lane, lane + lanes, ... of the flat space.
+  const Var step(new VarNode("step"));
+  const Expr flat = Add(Multiply(step, Int(lanes)), lane);
+  Replacements axes;
+  const std::vector<Expr> position = Unflatten(flat, reduce.extents);
+  for (size_t axis = 0; axis < reduce.axes.size(); ++axis)
+    axes[reduce.axes[axis].get()] = position[axis];
+  const Expr term = Substitute(reduce.body, axes);
+  std::vector<Stmt> lane_body;
+  lane_body.push_back(Stmt(new StoreNode(partial, Int(0), reduce.init)));
+  lane_body.push_back(Stmt(new ForNode(
+      step, Int((space->value + lanes - 1) / lanes), ForKind::kSerial,
+      Stmt(new IfThenElseNode(
+          Binary(BinaryOp::kLess, flat, Int(space->value)),
+          Stmt(new StoreNode(partial, Int(0), Binary(*combine, Load(partial, Int(0)), term))),
+          nullptr)))));
+  lane_body.push_back(Stmt(new StoreNode(shared, lane, Load(partial, Int(0)))));
+  lane_body.push_back(Stmt(new BarrierNode()));
+  // The tree: halves fold onto the lower half, every lane at every barrier.
+  for (int64_t half = lanes / 2; half >= 1; half /= 2) {
+    lane_body.push_back(
+        Stmt(new IfThenElseNode(Binary(BinaryOp::kLess, lane, Int(half)),
+                                Stmt(new StoreNode(shared, lane,
+                                                   Binary(*combine, Load(shared, lane),
+                                                          Load(shared, Add(lane, Int(half)))))),
+                                nullptr)));
+    lane_body.push_back(Stmt(new BarrierNode()));
+  }
+  const Expr value =
+      Substitute(element, {{static_cast<const ExprNode*>(&reduce), Load(shared, Int(0))}});
+  lane_body.push_back(Stmt(new IfThenElseNode(Binary(BinaryOp::kEqual, lane, Int(0)),
+                                              Stmt(new StoreNode(out, group, value)), nullptr)));
+  Stmt lanes_loop(new ForNode(lane, Int(lanes), ForKind::kDeviceLanes,
+                              Stmt(new AllocateNode(partial, Stmt(new SequenceNode(lane_body))))));
+  params.push_back(out);
+  return kir::Kernel{
+      name, std::move(params), 1, dims,
+      Stmt(new ForNode(group, Int(elements->value), ForKind::kDeviceGroups,
+                       Stmt(new AllocateNode(shared, lanes_loop, MemoryScope::kShared))))};
+}
+
 }  // namespace
 
 kir::Kernel BuildGpuKernel(const std::string& name, const std::vector<Buffer>& inputs,
                            const std::vector<Var>& dims, const TensorExpr& output) {
   const Buffer out(new BufferNode("out", output.dtype, output.shape));
+  if (std::optional<kir::Kernel> per_group = GroupPerElement(name, inputs, dims, out, output)) {
+    return std::move(*per_group);
+  }
   if (std::optional<kir::Kernel> per_row = RowPerThread(name, inputs, dims, out, output)) {
     return std::move(*per_row);
   }

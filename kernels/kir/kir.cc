@@ -88,6 +88,10 @@ std::string_view ForKindText(ForKind kind) {
       return "parallel alternating for";
     case ForKind::kDeviceThreads:
       return "device threads for";
+    case ForKind::kDeviceGroups:
+      return "device groups for";
+    case ForKind::kDeviceLanes:
+      return "device lanes for";
   }
   return "for";
 }
@@ -199,8 +203,8 @@ IfThenElseNode::IfThenElseNode(Expr condition_in, Stmt then_in, Stmt else_in)
   RELAY_CHECK(condition && condition->dtype == DType::kBool && then_body, "malformed if");
 }
 
-AllocateNode::AllocateNode(Buffer buffer_in, Stmt body_in)
-    : StmtNode(kKind), buffer(std::move(buffer_in)), body(std::move(body_in)) {
+AllocateNode::AllocateNode(Buffer buffer_in, Stmt body_in, MemoryScope scope_in)
+    : StmtNode(kKind), buffer(std::move(buffer_in)), body(std::move(body_in)), scope(scope_in) {
   for (const Expr& dimension : buffer->shape)
     RELAY_CHECK(AsConstant(dimension), "scratch buffer of non-constant size");
 }
@@ -445,7 +449,8 @@ class Printer {
       case NodeKind::kAllocate: {
         const auto* allocate = As<AllocateNode>(stmt);
         Indent(level, out);
-        out += "allocate " + BufferName(allocate->buffer.get());
+        out += allocate->scope == MemoryScope::kShared ? "allocate shared " : "allocate ";
+        out += BufferName(allocate->buffer.get());
         out += ": " + std::string(DTypeName(allocate->buffer->dtype)) + "[" +
                Shape(allocate->buffer) + "]\n";
         Statement(allocate->body, level, out);
@@ -466,6 +471,10 @@ class Printer {
         out += "[" + Expression(prefetch->index) + "]\n";
         return;
       }
+      case NodeKind::kBarrier:
+        Indent(level, out);
+        out += "barrier\n";
+        return;
       default:
         RELAY_UNREACHABLE("printing a kernel expression as a statement");
     }

@@ -48,6 +48,7 @@ enum class NodeKind : uint8_t {
   kAllocate,
   kLetStmt,
   kPrefetch,
+  kBarrier,
 };
 
 class Node : public Object {
@@ -254,7 +255,12 @@ using Stmt = Ref<const StmtNode>;
 // caches. kDeviceThreads gives each iteration a thread of its own on a GPU
 // (an OpenCL work-item, a CUDA thread): only the outermost loop of a kernel
 // may be one, and the launcher starts as many threads as its extent (a
-// CPU runs it as a serial loop).
+// CPU runs it as a serial loop). kDeviceGroups and kDeviceLanes are the
+// same split in two: the outermost loop over work-groups (thread blocks),
+// and inside it (and its shared allocations) a loop over the group's
+// threads, whose extent is the launch's group size; the lanes of a group
+// share kShared scratch and wait for each other at barriers. Only GPU
+// kernels have them.
 enum class ForKind : uint8_t {
   kSerial,
   kParallel,
@@ -262,6 +268,8 @@ enum class ForKind : uint8_t {
   kUnrolled,
   kParallelAlternating,
   kDeviceThreads,
+  kDeviceGroups,
+  kDeviceLanes,
 };
 std::string_view ForKindText(ForKind kind);
 
@@ -302,13 +310,28 @@ class IfThenElseNode final : public StmtNode {
   const Stmt else_body;
 };
 
+// Where a scratch buffer lives: a thread's own (registers, the stack), or
+// shared by the lanes of a GPU work-group (OpenCL __local, CUDA
+// __shared__), allocated around the lanes loop.
+enum class MemoryScope : uint8_t { kPrivate, kShared };
+
 // A scratch buffer of constant size that lives for `body` (an accumulator).
 class AllocateNode final : public StmtNode {
  public:
   static constexpr NodeKind kKind = NodeKind::kAllocate;
-  AllocateNode(Buffer buffer, Stmt body);
+  AllocateNode(Buffer buffer, Stmt body, MemoryScope scope = MemoryScope::kPrivate);
   const Buffer buffer;
   const Stmt body;
+  const MemoryScope scope;
+};
+
+// Every lane of the work-group waits here until all have arrived, and sees
+// what the others stored to shared scratch before it. Only inside a
+// kDeviceLanes loop, reached by all of its lanes.
+class BarrierNode final : public StmtNode {
+ public:
+  static constexpr NodeKind kKind = NodeKind::kBarrier;
+  BarrierNode() : StmtNode(kKind) {}
 };
 
 class LetStmtNode final : public StmtNode {

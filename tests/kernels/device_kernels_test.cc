@@ -157,6 +157,59 @@ TEST(OpenClKernelsTest, ResultsStayOnTheDeviceOfTheInputs) {
   EXPECT_EQ(HostValues<float>(result), (std::vector<float>{-1, -2, -3}));
 }
 
+// Few outputs that each reduce many values take a work-group each: the
+// lanes' strided shares, then a tree in shared memory.
+TEST(OpenClKernelsTest, LongReductionsOfFewOutputsReduceInWorkGroups) {
+  REQUIRE_OPENCL(device);
+  const int64_t rows = 3, length = 5000, units = 5;
+  std::vector<float> x(rows * length), w(units * length);
+  for (size_t index = 0; index < x.size(); ++index) x[index] = float(index % 7) * 0.25f - 0.5f;
+  for (size_t index = 0; index < w.size(); ++index) w[index] = float(index % 5) * 0.125f - 0.25f;
+  Ref<Tensor> x_host = HostTensor<float>(DType::kFloat32, x)->Reshape({rows, length});
+  Ref<Tensor> w_host = HostTensor<float>(DType::kFloat32, w)->Reshape({units, length});
+  const std::vector<Ref<Tensor>> dense_inputs{CopyTensor(*x_host, *device),
+                                              CopyTensor(*w_host, *device)};
+  const std::vector<float> dense = HostValues<float>(RunOperator("nn.dense", dense_inputs));
+  ASSERT_EQ(dense.size(), size_t(rows * units));
+  for (int64_t row = 0; row < rows; ++row) {
+    for (int64_t unit = 0; unit < units; ++unit) {
+      double expected = 0;
+      for (int64_t k = 0; k < length; ++k)
+        expected += double(x[row * length + k]) * w[unit * length + k];
+      EXPECT_NEAR(dense[row * units + unit], expected, 1e-4 * std::max(1.0, std::abs(expected)))
+          << row << ", " << unit;
+    }
+  }
+  // A maximum over a long axis propagates a NaN from any lane's share.
+  x[length + 4321] = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<Ref<Tensor>> max_input{
+      CopyTensor(*HostTensor<float>(DType::kFloat32, x)->Reshape({rows, length}), *device)};
+  const std::vector<float> maxima =
+      HostValues<float>(RunOperator("max", max_input, {{"axis", AttrValue::IntList({1})}}));
+  EXPECT_EQ(maxima[0], 1.0f);
+  EXPECT_TRUE(std::isnan(maxima[1]));
+  EXPECT_EQ(maxima[2], 1.0f);
+}
+
+TEST(KernelSourceTest, AWorkGroupReductionMeetsAtBarriersInSharedMemory) {
+  const Var length(new VarNode("n"));
+  const Buffer x(new BufferNode("x", DType::kFloat32, {Int(4096)}));
+  const Var k(new VarNode("k"));
+  const TensorExpr total{{}, DType::kFloat32, [&](const std::vector<Expr>&) {
+                           return Reduce(ReduceOp::kSum, {k}, {Int(4096)},
+                                         Float(0, DType::kFloat32), Load(x, k));
+                         }};
+  const kir::Kernel kernel = BuildGpuKernel("sum", {x}, {}, total);
+  const gpu::KernelSource opencl = gpu::EmitKernelSource(kernel, gpu::SourceDialect::kOpenClC);
+  EXPECT_NE(opencl.text.find("reqd_work_group_size(256, 1, 1)"), std::string::npos) << opencl.text;
+  EXPECT_NE(opencl.text.find("__local float"), std::string::npos) << opencl.text;
+  EXPECT_NE(opencl.text.find("barrier(CLK_LOCAL_MEM_FENCE);"), std::string::npos);
+  EXPECT_EQ(gpu::EvaluateIndexExpr(opencl.thread_count, {}, {}), 256) << "one group of 256 lanes";
+  const gpu::KernelSource cuda = gpu::EmitKernelSource(kernel, gpu::SourceDialect::kCudaC);
+  EXPECT_NE(cuda.text.find("__shared__ float"), std::string::npos) << cuda.text;
+  EXPECT_NE(cuda.text.find("__syncthreads();"), std::string::npos);
+}
+
 TEST(OpenClKernelsTest, InputsOnTwoDevicesAreAUsageError) {
   REQUIRE_OPENCL(device);
   const std::vector<Ref<Tensor>> inputs{

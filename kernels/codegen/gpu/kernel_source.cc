@@ -98,7 +98,15 @@ class Emitter {
     indent_ = 1;
     Stmt body = kernel_.body;
     Expr thread_count = Int(1);
-    if (const auto* loop = As<ForNode>(body); loop && loop->kind == ForKind::kDeviceThreads) {
+    if (const auto* loop = As<ForNode>(body); loop && loop->kind == ForKind::kDeviceGroups) {
+      thread_count = Multiply(loop->extent, Int(LanesPerGroup(loop->body)));
+      const std::string var = Bind(loop->var);
+      Line(IndexType() + " " + var + " = " +
+           (cl() ? std::string("(long)get_group_id(0)") : std::string("(long long)blockIdx.x")) +
+           ";");
+      body = loop->body;
+    } else if (const auto* loop = As<ForNode>(body);
+               loop && loop->kind == ForKind::kDeviceThreads) {
       thread_count = loop->extent;
       const std::string var = Bind(loop->var);
       Line(IndexType() + " " + var + " = " +
@@ -118,8 +126,20 @@ class Emitter {
     std::string text = "// " + kernel_.name + "\n";
     if (cl() && uses_double_) text += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
     for (const auto& [name, helper] : helpers_) text += helper;
-    text += cl() ? "__kernel void " : "extern \"C\" __global__ void ";
-    text += std::string(kKernelEntry) + "(\n    " + signature + ") {\n" + prologue + body_ + "}\n";
+    // Work-groups of exactly kGroupLanes lanes: a launch with others is an
+    // error, never a wrong reduction.
+    const bool grouped = As<ForNode>(kernel_.body) != nullptr &&
+                         As<ForNode>(kernel_.body)->kind == ForKind::kDeviceGroups;
+    const std::string lanes = std::to_string(kGroupLanes);
+    if (cl()) {
+      text += grouped ? "__kernel __attribute__((reqd_work_group_size(" + lanes + ", 1, 1))) void "
+                      : "__kernel void ";
+    } else {
+      text += grouped ? "extern \"C\" __global__ void __launch_bounds__(" + lanes + ") "
+                      : "extern \"C\" __global__ void ";
+    }
+    text += std::string(kKernelEntry) + "(\n    " + signature + ") {\n" + prologue +
+            shared_declarations_ + body_ + "}\n";
     return {std::move(text), thread_count};
   }
 
@@ -130,6 +150,19 @@ class Emitter {
   };
 
   bool cl() const { return dialect_ == SourceDialect::kOpenClC; }
+
+  // The constant extent of the lanes loop inside a device-groups loop (past
+  // the group's shared allocations): the threads a group launches.
+  static int64_t LanesPerGroup(Stmt body) {
+    while (const auto* allocate = As<AllocateNode>(body)) body = allocate->body;
+    const auto* lanes = As<ForNode>(body);
+    RELAY_CHECK(lanes != nullptr && lanes->kind == ForKind::kDeviceLanes,
+                "a device-groups loop holds its lanes loop");
+    const auto* extent = As<IntImmNode>(lanes->extent);
+    RELAY_CHECK(extent != nullptr && extent->value == kGroupLanes,
+                "a work-group has " + std::to_string(kGroupLanes) + " lanes");
+    return extent->value;
+  }
   std::string IndexType() const { return cl() ? "long" : "long long"; }
   TypeNames Names(DType dtype) {
     if (dtype == DType::kFloat64) uses_double_ = true;
@@ -606,8 +639,23 @@ class Emitter {
     switch (stmt->node_kind()) {
       case NodeKind::kFor: {
         const auto* loop = As<ForNode>(stmt);
-        RELAY_CHECK(loop->kind != ForKind::kDeviceThreads,
-                    "a device-threads loop must be a kernel's outermost statement");
+        RELAY_CHECK(loop->kind != ForKind::kDeviceThreads && loop->kind != ForKind::kDeviceGroups,
+                    "a device-threads or device-groups loop must be a kernel's outermost "
+                    "statement");
+        if (loop->kind == ForKind::kDeviceLanes) {
+          // Its extent is the group size the launch uses: every lane runs.
+          Line("{");
+          ++indent_;
+          Line(IndexType() + " " + Bind(loop->var) + " = " +
+               (cl() ? std::string("(long)get_local_id(0)")
+                     : std::string("(long long)threadIdx.x")) +
+               ";");
+          EmitStatement(loop->body);
+          Unbind();
+          --indent_;
+          Line("}");
+          return;
+        }
         const std::string extent = Emit(loop->extent);
         const std::string var = Bind(loop->var);
         Line("for (" + IndexType() + " " + var + " = 0; " + var + " < " + extent + "; ++" + var +
@@ -670,11 +718,20 @@ class Emitter {
       }
       case NodeKind::kAllocate: {
         const auto* allocate = As<AllocateNode>(stmt);
-        const auto* count = As<IntImmNode>(ElementCount(allocate->buffer));
+        const Expr element_count = ElementCount(allocate->buffer);
+        const auto* count = As<IntImmNode>(element_count);
         RELAY_CHECK(count != nullptr,
                     "scratch buffer " + allocate->buffer->name + " of symbolic size");
         const std::string name = Fresh("s");
         buffers_[allocate->buffer.get()] = {name, false};
+        if (allocate->scope == MemoryScope::kShared) {
+          // OpenCL wants __local arrays at the kernel's outermost scope.
+          shared_declarations_ += std::string("  ") + (cl() ? "__local " : "__shared__ ") +
+                                  Reg(allocate->buffer->dtype) + " " + name + "[" +
+                                  std::to_string(std::max<int64_t>(count->value, 1)) + "];\n";
+          EmitStatement(allocate->body);
+          return;
+        }
         Line("{");
         ++indent_;
         Line(Reg(allocate->buffer->dtype) + " " + name + "[" +
@@ -698,6 +755,9 @@ class Emitter {
       }
       case NodeKind::kPrefetch:
         return;  // a hint for the CPU's caches
+      case NodeKind::kBarrier:
+        Line(cl() ? "barrier(CLK_LOCAL_MEM_FENCE);" : "__syncthreads();");
+        return;
       default:
         RELAY_UNREACHABLE("an expression used as a kernel statement");
     }
@@ -713,6 +773,7 @@ class Emitter {
   std::unordered_map<const BufferNode*, BufferName> buffers_;
   std::map<std::string, std::string> helpers_;  // by name, printed in name order
   std::string body_;
+  std::string shared_declarations_;  // a work-group's shared scratch, at the kernel's top
   int indent_ = 0;
   int temporary_count_ = 0;
   bool uses_double_ = false;

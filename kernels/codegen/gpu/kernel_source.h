@@ -14,7 +14,9 @@
 // The outermost loop of the kernel may be a ForKind::kDeviceThreads loop
 // (kernels/compute/gpu_schedule.h): each iteration runs on a thread of its
 // own, and the launcher starts `thread_count` threads (the loop's extent,
-// an expression over kernel.dims); threads past the extent do nothing.
+// an expression over kernel.dims); threads past the extent do nothing. Or
+// a kDeviceGroups loop whose work-groups run a kDeviceLanes loop of
+// kGroupLanes lanes, sharing kShared scratch and meeting at barriers.
 // Without one, the whole body runs on one thread. Every other loop runs
 // serially inside its thread; a reduction is a loop nest where its value is
 // needed.
@@ -44,6 +46,10 @@ using devices::SourceDialect;
 
 // The name of the kernel function in every emitted source.
 inline constexpr const char* kKernelEntry = "relay_kernel";
+
+// The threads of a work-group (thread block) every launch uses
+// (devices/kernel_loader.h): a kDeviceLanes loop has this extent.
+inline constexpr int64_t kGroupLanes = 256;
 
 struct KernelSource {
   std::string text;

@@ -155,6 +155,10 @@ class Lowering {
     switch (stmt->node_kind()) {
       case NodeKind::kFor: {
         const auto* loop = As<ForNode>(stmt);
+        // Work-groups and their lanes synchronise at barriers, which serial
+        // loops cannot honour: such kernels are for GPUs only.
+        RELAY_CHECK(loop->kind != ForKind::kDeviceGroups && loop->kind != ForKind::kDeviceLanes,
+                    "kernel " + kernel_.name + " is scheduled for a GPU's work-groups");
         if ((loop->kind == ForKind::kParallel || loop->kind == ForKind::kParallelAlternating) &&
             !inside_parallel_) {
           LowerParallelFor(loop, state);
