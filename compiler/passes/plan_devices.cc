@@ -24,11 +24,20 @@ using namespace relay::ir;
 // position that no let binds), each class optionally fixed to a device.
 class DeviceDomains {
  public:
+  // Iterative, with path compression: a class may be as long as a let
+  // chain (100,000 bindings and more).
   const ExprNode* Find(const ExprNode* var) {
-    auto found = parent_.find(var);
-    if (found == parent_.end() || found->second == var) return var;
-    const ExprNode* root = Find(found->second);
-    found->second = root;  // path compression
+    const ExprNode* root = var;
+    for (auto found = parent_.find(root); found != parent_.end() && found->second != root;
+         found = parent_.find(root)) {
+      root = found->second;
+    }
+    while (var != root) {
+      auto found = parent_.find(var);
+      const ExprNode* next = found->second;
+      found->second = root;
+      var = next;
+    }
     return root;
   }
 
