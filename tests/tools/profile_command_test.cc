@@ -50,6 +50,16 @@ TEST(ProfileCommandTest, TheTableFollowsTheResult) {
   EXPECT_EQ(KernelLaunchesInTable(result.output), 3u) << result.output;  // two layers, softmax
 }
 
+TEST(ProfileCommandTest, KernelsOffTheHostNameTheirDevice) {
+  CommandResult devices = RunRelayVm("devices");
+  if (!Contains(devices.output, "opencl:0 ("))
+    GTEST_SKIP() << "no OpenCL device:\n" << devices.output;
+  CommandResult result = RunRelayVm(kMlpRun + " --profile --device opencl");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(Contains(result.output, "nn.dense+nn.bias_add+nn.relu@opencl:0")) << result.output;
+  EXPECT_EQ(KernelLaunchesInTable(result.output), 3u) << result.output;
+}
+
 TEST(ProfileCommandTest, RepeatedRunsAreProfiledWithoutTheWarmUp) {
   CommandResult result = RunRelayVm(kMlpRun + " --repeat 4 --profile");
   ASSERT_EQ(result.exit_code, 0) << result.output;

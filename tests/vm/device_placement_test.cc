@@ -97,6 +97,28 @@ def @main(%x: Tensor[(8), float32]) -> (Tensor[(8), float32], Tensor[(8), float3
   EXPECT_TRUE(Has(placements, "log@opencl:0")) << ::testing::PrintToString(placements);
 }
 
+// A domain as long as a let chain: planning neither recurses along it nor
+// loses the annotation at its head.
+TEST(DevicePlacementTest, APlacementFollowsALongChain) {
+  constexpr int kLength = 20000;
+  std::string text =
+      "def @main(%x: Tensor[(1, 4), float32], %w: Tensor[(4, 4), float32]) -> Tensor[(1, 4), "
+      "float32] {\n  let %v0 = on_device(nn.dense(%x, %w), device_type=\"opencl\");\n";
+  for (int index = 1; index < kLength; ++index) {
+    text += "  let %v" + std::to_string(index) + " = nn.dense(%v" + std::to_string(index - 1) +
+            ", %w);\n";
+  }
+  text += "  %v" + std::to_string(kLength - 1) + "\n}\n";
+  const std::shared_ptr<const vm::Executable> executable = CompileText(text);
+  int placed = 0;
+  for (const vm::KernelCall& kernel : executable->kernels) {
+    if (kernel.op == "nn.dense" && kernel.device && kernel.device->kind == DeviceKind::kOpenCL) {
+      ++placed;
+    }
+  }
+  EXPECT_EQ(placed, kLength);
+}
+
 TEST(DevicePlacementTest, ProgramsWithoutAnnotationsPlaceNothing) {
   for (const std::string& placement : Placements(*CompileText(kUnannotated))) {
     EXPECT_EQ(placement.find('@'), std::string::npos) << placement;

@@ -83,9 +83,10 @@ void Profiler::EndRun() {
 }
 
 size_t Profiler::RowFor(int32_t kernel, std::span<const Ref<Tensor>> inputs) {
+  const DeviceId device = inputs.empty() ? DeviceId{} : inputs[0]->device_id();
   for (size_t row_index : rows_by_kernel_[kernel]) {
     const Row& row = rows_[row_index];
-    bool same = row.shapes.size() == inputs.size();
+    bool same = row.shapes.size() == inputs.size() && row.device == device;
     for (size_t index = 0; same && index < inputs.size(); ++index) {
       same = row.dtypes[index] == inputs[index]->dtype() &&
              row.shapes[index] == inputs[index]->shape();
@@ -119,6 +120,8 @@ size_t Profiler::RowFor(int32_t kernel, std::span<const Ref<Tensor>> inputs) {
       row.name += fused.op;
     }
   }
+  row.device = device;
+  if (device.kind != DeviceKind::kCPU) row.name += "@" + device.ToString();
   row.flops = kernels::ContractionFlops(operators, types);
   rows_by_kernel_[kernel].push_back(rows_.size());
   rows_.push_back(std::move(row));

@@ -82,7 +82,8 @@ class Profiler {
     int32_t kernel = 0;
     std::vector<Shape> shapes;
     std::vector<DType> dtypes;
-    std::string name;    // computed once, when the row is made
+    DeviceId device;     // where the kernel ran (its inputs' device)
+    std::string name;    // computed once, when the row is made; "@opencl:0" off the host
     std::string inputs;  // "1x512, 2048x512"
     double flops = 0;    // per call; 0 when not a contraction
     double bytes = 0;    // per call: inputs read and outputs written
