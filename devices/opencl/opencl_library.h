@@ -47,7 +47,7 @@ namespace relay::devices {
   X(finish, clFinish)                                      \
   X(create_program_with_source, clCreateProgramWithSource) \
   X(create_program_with_binary, clCreateProgramWithBinary) \
-  X(get_program_info, clGetProgramInfo)           \
+  X(get_program_info, clGetProgramInfo)                    \
   X(build_program, clBuildProgram)                         \
   X(get_program_build_info, clGetProgramBuildInfo)         \
   X(release_program, clReleaseProgram)                     \
