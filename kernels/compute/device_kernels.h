@@ -23,10 +23,4 @@ struct DeviceKernel {
 // source kernels (the CPU, XRT), and the loader's kDevice errors.
 DeviceKernel CompileDeviceKernel(const kir::Kernel& kernel, Device& device);
 
-// Whether tensors on `device` run their kernels through
-// CompileDeviceKernel: any device but the CPU.
-inline bool RunsDeviceKernels(const Device& device) {
-  return device.id().kind != DeviceKind::kCPU;
-}
-
 }  // namespace relay::kernels

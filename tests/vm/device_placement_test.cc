@@ -202,6 +202,30 @@ TEST(DevicePlacementTest, AMixedProgramComputesWhatTheHostAloneDoes) {
   EXPECT_EQ(RunMain(mixed, opencl), expected);
 }
 
+// arange's bounds decide its shape: computed on the device, they are read
+// back, and arange runs on the host.
+TEST(DevicePlacementTest, BoundsComputedOnTheDeviceShapeAnArange) {
+  Device* opencl = nullptr;
+  try {
+    opencl = &GetDevice(DeviceId{DeviceKind::kOpenCL, 0});
+  } catch (const Error& error) {
+    GTEST_SKIP() << error.what();
+  }
+  const std::shared_ptr<const vm::Executable> executable = CompileText(R"(
+def @main(%x: Tensor[(100), float32]) -> Tensor[(?), float32] {
+  arange(0f, sum(%x), 25f)
+}
+)");
+  Ref<Tensor> ones = Tensor::Empty(HostDevice(), {100}, DType::kFloat32);
+  std::fill(ones->data<float>(), ones->data<float>() + 100, 1.0f);  // sums to exactly 100
+  vm::VirtualMachine machine(executable);
+  machine.set_device(opencl);
+  const std::vector<Value> arguments{ones};
+  EXPECT_EQ(
+      FormatValue(vm::ValueOnHost(machine.Invoke("main", arguments)), executable->PrintOptions()),
+      "[0, 25, 50, 75]");
+}
+
 TEST(DevicePlacementTest, AnAbsentDeviceIsARuntimeErrorAtTheCall) {
   const std::shared_ptr<const vm::Executable> executable = CompileText(R"(
 def @main(%x: Tensor[(8), float32]) -> Tensor[(8), float32] {

@@ -115,6 +115,8 @@ void VirtualMachine::PlaceKernelInputs(int32_t kernel, std::vector<Ref<Tensor>>&
     // Where the result must go wins: a kernel writes only its own device's
     // memory.
     if (!output->on_host()) target = output->storage()->device();
+  } else if (call_sites_[kernel].host_values) {
+    // Shaped by its inputs' values (arange): they are read on the host.
   } else if (placed) {
     if (placed->kind != DeviceKind::kCPU) target = &DeviceNamed(*placed);
   } else {
@@ -466,16 +468,8 @@ Value VirtualMachine::KernelResultShape(int32_t kernel, std::span<const int32_t>
   std::vector<Ref<Tensor>>& tensors =
       GatherKernelInputs(executable_->kernels[kernel], input_registers, registers);
   try {
-    // Where the call will run (its kernel is prepared there, once, for
-    // both), but for an operator shaped by its inputs' values (arange),
-    // which reads them on the host.
-    if (call_sites_[kernel].host_values) {
-      for (Ref<Tensor>& tensor : tensors) {
-        if (!tensor->on_host()) tensor = CopyTensor(*tensor, HostDevice());
-      }
-    } else {
-      PlaceKernelInputs(kernel, tensors, nullptr);
-    }
+    // Where the call will run: its kernel is prepared there, once, for both.
+    PlaceKernelInputs(kernel, tensors, nullptr);
     return ShapeToTensor(PrepareKernel(kernel, tensors).kernels.at(0).output_shape);
   } catch (const Error& error) {
     FailInKernel(error);

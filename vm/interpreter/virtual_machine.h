@@ -202,9 +202,10 @@ class VirtualMachine {
 
   // Copies `tensors` (the inputs of kernel table entry `kernel`) to where
   // the kernel runs: the device of `output` when given
-  // (invoke_kernel_out), else the device the program placed the call on,
-  // else the VM's device unless every input is a host scalar. See
-  // set_device.
+  // (invoke_kernel_out), else the host for an operator shaped by its
+  // inputs' values (arange), else the device the program placed the call
+  // on, else the VM's device unless every input is a small host tensor.
+  // See set_device.
   void PlaceKernelInputs(int32_t kernel, std::vector<Ref<Tensor>>& tensors,
                          const Tensor* output) const;
   // The device `id` names: the host device for the CPU.
