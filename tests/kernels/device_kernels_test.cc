@@ -210,6 +210,131 @@ TEST(KernelSourceTest, AWorkGroupReductionMeetsAtBarriersInSharedMemory) {
   EXPECT_NE(cuda.text.find("__syncthreads();"), std::string::npos);
 }
 
+// Values in [-1, 1) that are exact in float, varying along every axis.
+std::vector<float> Pattern(int64_t count, int64_t seed) {
+  std::vector<float> values(count);
+  for (int64_t index = 0; index < count; ++index)
+    values[index] = float((index * 37 + seed * 11) % 64) / 32.0f - 1.0f;
+  return values;
+}
+
+// Contractions with many rows and columns take a shared-memory tile per
+// work-group; ragged edges (no side a multiple of a tile) load zeros and
+// store nothing. Checked against plain loops in double.
+TEST(OpenClKernelsTest, DenseAndBatchMatmulComputeInSharedMemoryTiles) {
+  REQUIRE_OPENCL(device);
+  const int64_t rows = 70, depth = 37, units = 50;
+  const std::vector<float> x = Pattern(rows * depth, 1), w = Pattern(units * depth, 2),
+                           bias = Pattern(units, 3);
+  const std::vector<Ref<Tensor>> inputs{
+      CopyTensor(*HostTensor<float>(DType::kFloat32, x)->Reshape({rows, depth}), *device),
+      CopyTensor(*HostTensor<float>(DType::kFloat32, w)->Reshape({units, depth}), *device)};
+  const std::vector<float> dense = HostValues<float>(RunOperator("nn.dense", inputs));
+  ASSERT_EQ(dense.size(), size_t(rows * units));
+  for (int64_t row = 0; row < rows; ++row) {
+    for (int64_t unit = 0; unit < units; ++unit) {
+      double expected = 0;
+      for (int64_t k = 0; k < depth; ++k)
+        expected += double(x[row * depth + k]) * w[unit * depth + k];
+      ASSERT_NEAR(dense[row * units + unit], expected, 1e-4) << row << ", " << unit;
+    }
+  }
+  // A fused epilogue (bias, relu) runs where the tile stores.
+  std::vector<Ref<Tensor>> fused_inputs = inputs;
+  fused_inputs.push_back(CopyTensor(*HostTensor<float>(DType::kFloat32, bias), *device));
+  const std::vector<FusedOperator> chain{
+      {"nn.dense", {}, {0, 1}}, {"nn.bias_add", {}, {-1, 2}}, {"nn.relu", {}, {-2}}};
+  const Ref<Tensor> fused = PrepareFusedOperators(chain, fused_inputs)->Run(fused_inputs).at(0);
+  const std::vector<float> activated = HostValues<float>(fused);
+  for (int64_t index = 0; index < rows * units; ++index) {
+    ASSERT_NEAR(activated[index], std::max(0.0f, dense[index] + bias[index % units]), 1e-5)
+        << index;
+  }
+
+  const int64_t batches = 3, m = 33, n = 20, k = 45;
+  const std::vector<float> a = Pattern(batches * m * k, 4), b = Pattern(batches * n * k, 5);
+  const std::vector<Ref<Tensor>> batch_inputs{
+      CopyTensor(*HostTensor<float>(DType::kFloat32, a)->Reshape({batches, m, k}), *device),
+      CopyTensor(*HostTensor<float>(DType::kFloat32, b)->Reshape({batches, n, k}), *device)};
+  const std::vector<float> product =
+      HostValues<float>(RunOperator("nn.batch_matmul", batch_inputs));
+  ASSERT_EQ(product.size(), size_t(batches * m * n));
+  for (int64_t batch = 0; batch < batches; ++batch) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double expected = 0;
+        for (int64_t l = 0; l < k; ++l)
+          expected += double(a[(batch * m + i) * k + l]) * b[(batch * n + j) * k + l];
+        ASSERT_NEAR(product[(batch * m + i) * n + j], expected, 1e-4) << batch << i << j;
+      }
+    }
+  }
+}
+
+// A padded, strided convolution: the window's padding and stride are in the
+// operand the tile loads; its output pixels are the tile's columns.
+TEST(OpenClKernelsTest, Conv2dComputesInSharedMemoryTiles) {
+  REQUIRE_OPENCL(device);
+  const int64_t channels = 3, height = 13, width = 11, filters = 17, window = 3;
+  const int64_t out_height = (height + 2 - window) / 2 + 1,
+                out_width = (width + 2 - window) / 2 + 1;
+  const std::vector<float> data = Pattern(channels * height * width, 6),
+                           weight = Pattern(filters * channels * window * window, 7);
+  const std::vector<Ref<Tensor>> inputs{
+      CopyTensor(*HostTensor<float>(DType::kFloat32, data)->Reshape({1, channels, height, width}),
+                 *device),
+      CopyTensor(
+          *HostTensor<float>(DType::kFloat32, weight)->Reshape({filters, channels, window, window}),
+          *device)};
+  const std::vector<float> result = HostValues<float>(RunOperator(
+      "nn.conv2d", inputs,
+      {{"strides", AttrValue::IntList({2, 2})}, {"padding", AttrValue::IntList({1, 1, 1, 1})}}));
+  ASSERT_EQ(result.size(), size_t(filters * out_height * out_width));
+  for (int64_t f = 0; f < filters; ++f) {
+    for (int64_t y = 0; y < out_height; ++y) {
+      for (int64_t x = 0; x < out_width; ++x) {
+        double expected = 0;
+        for (int64_t c = 0; c < channels; ++c) {
+          for (int64_t ry = 0; ry < window; ++ry) {
+            for (int64_t rx = 0; rx < window; ++rx) {
+              const int64_t iy = y * 2 + ry - 1, ix = x * 2 + rx - 1;
+              if (iy < 0 || iy >= height || ix < 0 || ix >= width) continue;
+              expected += double(data[(c * height + iy) * width + ix]) *
+                          weight[((f * channels + c) * window + ry) * window + rx];
+            }
+          }
+        }
+        ASSERT_NEAR(result[(f * out_height + y) * out_width + x], expected, 1e-4)
+            << f << ", " << y << ", " << x;
+      }
+    }
+  }
+}
+
+TEST(KernelSourceTest, AContractionTilesInSharedMemoryForSymbolicRows) {
+  const Var rows(new VarNode("rows"));
+  const Buffer x(new BufferNode("x", DType::kFloat32, {rows, Int(100)}));
+  const Buffer w(new BufferNode("w", DType::kFloat32, {Int(50), Int(100)}));
+  const Var k(new VarNode("k"));
+  const TensorExpr dense{
+      {rows, Int(50)}, DType::kFloat32, [&](const std::vector<Expr>& index) {
+        const Expr at = Add(Multiply(index[0], Int(100)), k);
+        return Reduce(ReduceOp::kSum, {k}, {Int(100)}, Float(0, DType::kFloat32),
+                      Multiply(Load(x, at), Load(w, Add(Multiply(index[1], Int(100)), k))));
+      }};
+  const kir::Kernel kernel = BuildGpuKernel("dense", {x, w}, {rows}, dense);
+  const gpu::KernelSource opencl = gpu::EmitKernelSource(kernel, gpu::SourceDialect::kOpenClC);
+  EXPECT_NE(opencl.text.find("reqd_work_group_size(256, 1, 1)"), std::string::npos) << opencl.text;
+  EXPECT_NE(opencl.text.find("__local float"), std::string::npos) << opencl.text;
+  // Tiles of 64 rows (symbolic: the largest) by 64 columns (50 rounded up):
+  // 130 rows take 3 row tiles, one group each.
+  const int64_t row_count = 130;
+  EXPECT_EQ(gpu::EvaluateIndexExpr(opencl.thread_count, kernel.dims, {&row_count, 1}), 3 * 256)
+      << opencl.text;
+  const gpu::KernelSource cuda = gpu::EmitKernelSource(kernel, gpu::SourceDialect::kCudaC);
+  EXPECT_NE(cuda.text.find("__shared__ float"), std::string::npos) << cuda.text;
+}
+
 TEST(OpenClKernelsTest, InputsOnTwoDevicesAreAUsageError) {
   REQUIRE_OPENCL(device);
   const std::vector<Ref<Tensor>> inputs{

@@ -152,9 +152,18 @@ class Emitter {
   bool cl() const { return dialect_ == SourceDialect::kOpenClC; }
 
   // The constant extent of the lanes loop inside a device-groups loop (past
-  // the group's shared allocations): the threads a group launches.
+  // the group's shared allocations and index lets): the threads a group
+  // launches.
   static int64_t LanesPerGroup(Stmt body) {
-    while (const auto* allocate = As<AllocateNode>(body)) body = allocate->body;
+    for (;;) {
+      if (const auto* allocate = As<AllocateNode>(body)) {
+        body = allocate->body;
+      } else if (const auto* let = As<LetStmtNode>(body)) {
+        body = let->body;
+      } else {
+        break;
+      }
+    }
     const auto* lanes = As<ForNode>(body);
     RELAY_CHECK(lanes != nullptr && lanes->kind == ForKind::kDeviceLanes,
                 "a device-groups loop holds its lanes loop");
