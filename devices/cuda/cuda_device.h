@@ -6,11 +6,14 @@
 // the length of each call, restoring the thread's previous context afterwards.
 // Memory comes from cuMemAlloc through a MemoryPool; a handle is the block's
 // CUdeviceptr cast to void*, and a byte offset is added to it arithmetically.
-// Copies to and from the host return when the bytes have arrived. Copies
-// within the device are ordered on the context's default stream before every
-// later copy, and may still be running when the call returns; Synchronize
-// (cuCtxSynchronize) waits for them. Ranges of a copy within the device may
-// overlap: such copies go through a temporary block.
+// Every copy and kernel launch is queued, in order, on one non-blocking stream
+// of the device. Copies from the host pass through page-locked staging
+// buffers and return once the bytes are staged (the caller may reuse its
+// memory); copies to the host return when the bytes have arrived, after
+// everything queued before them. Copies within the device may still be
+// running when the call returns; Synchronize (cuStreamSynchronize) waits for
+// all queued work. Ranges of a copy within the device may overlap: such
+// copies go through a temporary block.
 //
 // This header does not include cuda.h, so callers need no CUDA headers.
 //

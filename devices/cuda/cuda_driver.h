@@ -39,18 +39,26 @@ namespace relay::devices {
   X(set_current_context, cuCtxSetCurrent)                  \
   X(push_current_context, cuCtxPushCurrent_v2)             \
   X(pop_current_context, cuCtxPopCurrent_v2)               \
-  X(synchronize_context, cuCtxSynchronize)                 \
   X(get_memory_information, cuMemGetInfo_v2)               \
   X(allocate_memory, cuMemAlloc_v2)                        \
   X(free_memory, cuMemFree_v2)                             \
-  X(copy_host_to_device, cuMemcpyHtoD_v2)                  \
-  X(copy_device_to_host, cuMemcpyDtoH_v2)                  \
-  X(copy_device_to_device, cuMemcpyDtoD_v2)                \
   X(get_device_attribute, cuDeviceGetAttribute)            \
   X(load_module_data, cuModuleLoadData)                    \
   X(unload_module, cuModuleUnload)                         \
   X(get_module_function, cuModuleGetFunction)              \
-  X(launch_kernel, cuLaunchKernel)
+  X(launch_kernel, cuLaunchKernel)                         \
+  X(create_stream, cuStreamCreate)                         \
+  X(destroy_stream, cuStreamDestroy_v2)                    \
+  X(synchronize_stream, cuStreamSynchronize)               \
+  X(create_event, cuEventCreate)                           \
+  X(destroy_event, cuEventDestroy_v2)                      \
+  X(record_event, cuEventRecord)                           \
+  X(synchronize_event, cuEventSynchronize)                 \
+  X(allocate_pinned_memory, cuMemHostAlloc)                \
+  X(free_pinned_memory, cuMemFreeHost)                     \
+  X(copy_host_to_device_async, cuMemcpyHtoDAsync_v2)       \
+  X(copy_device_to_host_async, cuMemcpyDtoHAsync_v2)       \
+  X(copy_device_to_device_async, cuMemcpyDtoDAsync_v2)
 
 class CudaDriver {
  public:

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -179,18 +180,18 @@ TEST_F(FakeCudaDriverTest, DriverErrorsNameTheDeviceAndTheOperation) {
   std::unique_ptr<Device> device = CreateCudaDevice(Driver(), 0);
   void* block = device->Allocate(64);
   const uint8_t value = 1;
-  fake_cuda_fail_next_call("cuMemcpyHtoD_v2", kCudaErrorIllegalAddress);
+  fake_cuda_fail_next_call("cuMemcpyHtoDAsync_v2", kCudaErrorIllegalAddress);
   Error error = ErrorFrom([&] { device->CopyFromHost(&value, block, 0, 1); });
   EXPECT_EQ(error.kind(), ErrorKind::kDevice);
   EXPECT_EQ(error.message(),
-            "cuda:0: cuMemcpyHtoD failed: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access "
-            "was encountered)");
+            "cuda:0: cuMemcpyHtoDAsync failed: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory "
+            "access was encountered)");
   // A code the driver cannot name, yet one a CUresult can hold: cuda.h's
   // codes run up to 999, so its enumeration holds 0 to 1023 and no more.
-  fake_cuda_fail_next_call("cuCtxSynchronize", 1000);
+  fake_cuda_fail_next_call("cuStreamSynchronize", 1000);
   error = ErrorFrom([&] { device->Synchronize(); });
   EXPECT_EQ(error.message(),
-            "cuda:0: cuCtxSynchronize failed: CUresult 1000 (unknown to the driver)");
+            "cuda:0: cuStreamSynchronize failed: CUresult 1000 (unknown to the driver)");
   fake_cuda_fail_next_call("cuMemAlloc_v2", kCudaErrorUnknown);
   error = ErrorFrom([&] { device->Allocate(4096); });
   EXPECT_EQ(error.message(), "cuda:0: cuMemAlloc failed: CUDA_ERROR_UNKNOWN (unknown error)");
@@ -198,6 +199,69 @@ TEST_F(FakeCudaDriverTest, DriverErrorsNameTheDeviceAndTheOperation) {
   EXPECT_EQ(device->memory_statistics().bytes_in_use, 64u);
   EXPECT_EQ(fake_cuda_context_stack_depth(), 0);
   device->Free(block, 64);
+}
+
+// The fake runs queued copies only when the host waits, so a staging buffer
+// refilled before its transfer ran, or a read that did not wait, would show
+// here as wrong bytes.
+TEST_F(FakeCudaDriverTest, CopiesPassThroughPinnedStagingOnTheDevicesOwnStream) {
+  fake_cuda_reset(1, size_t{64} << 20, kCudaSuccess);
+  const size_t copies_before = fake_cuda_pinned_copies();
+  {
+    std::unique_ptr<Device> device = CreateCudaDevice(Driver(), 0);
+    EXPECT_EQ(fake_cuda_live_streams(), 1u);
+    // 10 MiB: three chunks through two staging buffers each way.
+    std::vector<uint8_t> input = Pattern(size_t{10} << 20, 5);
+    const std::vector<uint8_t> expected = input;
+    void* block = device->Allocate(input.size());
+    device->CopyFromHost(input.data(), block, 0, input.size());
+    // The caller's memory is free for reuse once the copy returns.
+    std::fill(input.begin(), input.end(), uint8_t{0});
+    std::vector<uint8_t> output(input.size());
+    device->CopyToHost(block, 0, output.data(), output.size());
+    EXPECT_TRUE(output == expected);
+    EXPECT_EQ(fake_cuda_pinned_copies(), copies_before + 6);
+    EXPECT_EQ(fake_cuda_live_pinned_blocks(), 2u);
+    EXPECT_EQ(fake_cuda_live_events(), 2u);
+    // Many small copies in a row reuse the two buffers, each once its
+    // transfer has run.
+    std::vector<void*> blocks;
+    for (uint8_t index = 0; index < 9; ++index) {
+      blocks.push_back(device->Allocate(64));
+      const std::vector<uint8_t> small(64, index);
+      device->CopyFromHost(small.data(), blocks.back(), 0, small.size());
+    }
+    for (uint8_t index = 0; index < 9; ++index) {
+      std::vector<uint8_t> small(64);
+      device->CopyToHost(blocks[index], 0, small.data(), small.size());
+      EXPECT_EQ(small, std::vector<uint8_t>(64, index)) << int(index);
+      device->Free(blocks[index], 64);
+    }
+    device->Free(block, input.size());
+  }
+  // The device returned its stream, events and page-locked buffers.
+  EXPECT_EQ(fake_cuda_live_streams(), 0u);
+  EXPECT_EQ(fake_cuda_live_events(), 0u);
+  EXPECT_EQ(fake_cuda_live_pinned_blocks(), 0u);
+  EXPECT_EQ(fake_cuda_live_allocations(), 0u);
+}
+
+TEST_F(FakeCudaDriverTest, CopiesStillWorkWhereHostMemoryCannotBeLocked) {
+  std::unique_ptr<Device> device = CreateCudaDevice(Driver(), 0);
+  constexpr int kCudaErrorOutOfMemory = 2;
+  fake_cuda_fail_next_call("cuMemHostAlloc", kCudaErrorOutOfMemory);
+  const size_t copies_before = fake_cuda_pinned_copies();
+  std::vector<uint8_t> input = Pattern(5000, 2);
+  const std::vector<uint8_t> expected = input;
+  void* block = device->Allocate(input.size());
+  device->CopyFromHost(input.data(), block, 0, input.size());
+  std::fill(input.begin(), input.end(), uint8_t{0});
+  std::vector<uint8_t> output(input.size());
+  device->CopyToHost(block, 0, output.data(), output.size());
+  EXPECT_EQ(output, expected);
+  EXPECT_EQ(fake_cuda_pinned_copies(), copies_before) << "straight from the caller's memory";
+  EXPECT_EQ(fake_cuda_live_pinned_blocks(), 0u);
+  device->Free(block, input.size());
 }
 
 TEST_F(FakeCudaDriverTest, DescriptionNamesTheModelMemoryAndDriver) {

@@ -35,7 +35,29 @@ typedef enum CUdevice_attribute_enum {
   kComputeCapabilityMajor = 75,
   kComputeCapabilityMinor = 76,
 } FakeDeviceAttribute;
-struct CUstream_st;
+
+/* Streams run their work late, as a GPU does: asynchronous copies, launches
+ * and event records are queued in order and carried out only when the host
+ * waits (cuStreamSynchronize, cuEventSynchronize) or the queue fills. A caller that reuses a
+ * staging buffer before its copy has run, or reads a copy's destination before waiting, sees the
+ * wrong bytes. */
+enum FakeOperationKind { kCopyOperation, kEventOperation };
+struct FakeOperation {
+  enum FakeOperationKind kind;
+  void* destination;
+  const void* source;
+  size_t bytes;
+  struct CUevent_st* event;
+};
+enum { kMaximumQueuedOperations = 256 };
+struct CUstream_st {
+  struct FakeOperation queue[kMaximumQueuedOperations];
+  size_t queued;
+  int device;
+};
+struct CUevent_st {
+  int pending; /* recorded and not yet reached by its stream */
+};
 
 enum { kMaximumDevices = 8, kMaximumAllocations = 4096, kMaximumContextDepth = 16 };
 
@@ -77,6 +99,16 @@ static size_t allocation_count;
 static size_t refused_allocations;
 static char failing_symbol[64];
 static FakeResult failing_result;
+
+static size_t live_streams;
+static size_t live_events;
+static size_t live_pinned_blocks;
+static size_t stream_operations;
+static size_t pinned_copies;
+enum { kMaximumPinnedBlocks = 64 };
+static void* pinned_blocks[kMaximumPinnedBlocks];
+enum { kMaximumStreams = 64 };
+static struct CUstream_st* streams[kMaximumStreams];
 
 static _Thread_local struct CUctx_st* context_stack[kMaximumContextDepth];
 static _Thread_local int context_depth;
@@ -266,13 +298,6 @@ static FakeResult FakeContextPopCurrent(struct CUctx_st** context) {
   return kSuccess;
 }
 
-static FakeResult FakeContextSynchronize(void) {
-  if (!initialised) return kNotInitialised;
-  const FakeResult injected = TakeInjectedFailure("cuCtxSynchronize");
-  if (injected != kSuccess) return injected;
-  return CurrentDevice() < 0 ? kInvalidContext : kSuccess;
-}
-
 static FakeResult FakeMemoryGetInfo(size_t* free_bytes, size_t* total_bytes) {
   if (!initialised) return kNotInitialised;
   const int device = CurrentDevice();
@@ -331,36 +356,254 @@ static FakeResult FakeMemoryFree(FakeDevicePointer pointer) {
   return result;
 }
 
-static FakeResult FakeCopyHostToDevice(FakeDevicePointer destination, const void* source,
-                                       size_t bytes) {
-  const FakeResult injected = TakeInjectedFailure("cuMemcpyHtoD_v2");
+/* Carries out `stream`'s first `count` queued operations. Requires
+ * state_mutex held. */
+static void RunQueuedLocked(struct CUstream_st* stream, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    struct FakeOperation* operation = &stream->queue[i];
+    if (operation->kind == kCopyOperation) {
+      memcpy(operation->destination, operation->source, operation->bytes);
+    } else {
+      operation->event->pending = 0;
+    }
+  }
+  memmove(stream->queue, stream->queue + count,
+          (stream->queued - count) * sizeof(stream->queue[0]));
+  stream->queued -= count;
+}
+
+/* Queues `operation` on `stream`, first running the queue when it is full.
+ * Requires state_mutex held. */
+static void EnqueueLocked(struct CUstream_st* stream, struct FakeOperation operation) {
+  if (stream->queued == kMaximumQueuedOperations) RunQueuedLocked(stream, stream->queued);
+  stream->queue[stream->queued++] = operation;
+  ++stream_operations;
+}
+
+/* Whether `stream` is one of the live streams. Requires state_mutex held. */
+static int StreamIsLiveLocked(const struct CUstream_st* stream) {
+  for (size_t i = 0; i < kMaximumStreams; ++i) {
+    if (streams[i] == stream && stream != NULL) return 1;
+  }
+  return 0;
+}
+
+/* Whether `pointer` lies in a live page-locked block (whose size is stored
+ * just before it). Requires state_mutex held. */
+static int IsPinnedLocked(const void* pointer) {
+  for (size_t i = 0; i < kMaximumPinnedBlocks; ++i) {
+    const char* block = (const char*)pinned_blocks[i];
+    if (block == NULL) continue;
+    const size_t size = ((const size_t*)block)[-1];
+    if ((const char*)pointer >= block && (const char*)pointer < block + size) return 1;
+  }
+  return 0;
+}
+
+static FakeResult FakeStreamCreate(struct CUstream_st** stream, unsigned int flags) {
+  (void)flags;
+  if (!initialised) return kNotInitialised;
+  const FakeResult injected = TakeInjectedFailure("cuStreamCreate");
   if (injected != kSuccess) return injected;
-  const FakeResult checked = CheckCopy(destination, 0, bytes);
-  if (checked != kSuccess) return checked;
-  memcpy((void*)(uintptr_t)destination, source, bytes);
+  const int device = CurrentDevice();
+  if (device < 0) return kInvalidContext;
+  struct CUstream_st* created = calloc(1, sizeof(*created));
+  if (created == NULL) return kOutOfMemory;
+  created->device = device;
+  pthread_mutex_lock(&state_mutex);
+  FakeResult result = kOutOfMemory;
+  for (size_t i = 0; i < kMaximumStreams; ++i) {
+    if (streams[i] == NULL) {
+      streams[i] = created;
+      ++live_streams;
+      result = kSuccess;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&state_mutex);
+  if (result != kSuccess) {
+    free(created);
+    return result;
+  }
+  *stream = created;
   return kSuccess;
 }
 
-static FakeResult FakeCopyDeviceToHost(void* destination, FakeDevicePointer source, size_t bytes) {
-  const FakeResult injected = TakeInjectedFailure("cuMemcpyDtoH_v2");
+/* Like the real driver, destroying a stream lets its queued work finish. */
+static FakeResult FakeStreamDestroy(struct CUstream_st* stream) {
+  if (!initialised) return kNotInitialised;
+  pthread_mutex_lock(&state_mutex);
+  FakeResult result = kInvalidHandle;
+  for (size_t i = 0; i < kMaximumStreams; ++i) {
+    if (streams[i] == stream && stream != NULL) {
+      RunQueuedLocked(stream, stream->queued);
+      streams[i] = NULL;
+      --live_streams;
+      free(stream);
+      result = kSuccess;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&state_mutex);
+  return result;
+}
+
+static FakeResult FakeStreamSynchronize(struct CUstream_st* stream) {
+  if (!initialised) return kNotInitialised;
+  const FakeResult injected = TakeInjectedFailure("cuStreamSynchronize");
   if (injected != kSuccess) return injected;
-  const FakeResult checked = CheckCopy(source, 0, bytes);
-  if (checked != kSuccess) return checked;
-  memcpy(destination, (const void*)(uintptr_t)source, bytes);
+  if (CurrentDevice() < 0) return kInvalidContext;
+  pthread_mutex_lock(&state_mutex);
+  const int live = StreamIsLiveLocked(stream);
+  if (live) RunQueuedLocked(stream, stream->queued);
+  pthread_mutex_unlock(&state_mutex);
+  return live ? kSuccess : kInvalidHandle;
+}
+
+static FakeResult FakeEventCreate(struct CUevent_st** event, unsigned int flags) {
+  (void)flags;
+  if (!initialised) return kNotInitialised;
+  if (CurrentDevice() < 0) return kInvalidContext;
+  struct CUevent_st* created = calloc(1, sizeof(*created));
+  if (created == NULL) return kOutOfMemory;
+  pthread_mutex_lock(&state_mutex);
+  ++live_events;
+  pthread_mutex_unlock(&state_mutex);
+  *event = created;
   return kSuccess;
 }
 
-static FakeResult FakeCopyDeviceToDevice(FakeDevicePointer destination, FakeDevicePointer source,
-                                         size_t bytes) {
-  const FakeResult injected = TakeInjectedFailure("cuMemcpyDtoD_v2");
+static FakeResult FakeEventDestroy(struct CUevent_st* event) {
+  if (!initialised) return kNotInitialised;
+  if (event == NULL) return kInvalidHandle;
+  pthread_mutex_lock(&state_mutex);
+  /* A pending record still in a queue would later write the freed event:
+   * run every queue that could hold it first. */
+  for (size_t i = 0; i < kMaximumStreams; ++i) {
+    if (streams[i] != NULL) RunQueuedLocked(streams[i], streams[i]->queued);
+  }
+  --live_events;
+  pthread_mutex_unlock(&state_mutex);
+  free(event);
+  return kSuccess;
+}
+
+static FakeResult FakeEventRecord(struct CUevent_st* event, struct CUstream_st* stream) {
+  if (!initialised) return kNotInitialised;
+  if (CurrentDevice() < 0) return kInvalidContext;
+  if (event == NULL) return kInvalidHandle;
+  pthread_mutex_lock(&state_mutex);
+  const int live = StreamIsLiveLocked(stream);
+  if (live) {
+    event->pending = 1;
+    EnqueueLocked(stream, (struct FakeOperation){kEventOperation, NULL, NULL, 0, event});
+  }
+  pthread_mutex_unlock(&state_mutex);
+  return live ? kSuccess : kInvalidHandle;
+}
+
+/* Runs the queue holding `event`'s record up to it. */
+static FakeResult FakeEventSynchronize(struct CUevent_st* event) {
+  if (!initialised) return kNotInitialised;
+  if (event == NULL) return kInvalidHandle;
+  pthread_mutex_lock(&state_mutex);
+  for (size_t i = 0; i < kMaximumStreams && event->pending; ++i) {
+    struct CUstream_st* stream = streams[i];
+    if (stream == NULL) continue;
+    for (size_t position = 0; position < stream->queued; ++position) {
+      if (stream->queue[position].event == event) {
+        RunQueuedLocked(stream, position + 1);
+        break;
+      }
+    }
+  }
+  pthread_mutex_unlock(&state_mutex);
+  return kSuccess;
+}
+
+/* Page-locked host memory: a block from malloc with its size before it. */
+static FakeResult FakeMemoryHostAllocate(void** pointer, size_t bytes, unsigned int flags) {
+  (void)flags;
+  if (!initialised) return kNotInitialised;
+  if (CurrentDevice() < 0) return kInvalidContext;
+  const FakeResult injected = TakeInjectedFailure("cuMemHostAlloc");
   if (injected != kSuccess) return injected;
-  const FakeResult checked = CheckCopy(destination, source, bytes);
+  size_t* block = malloc(bytes + sizeof(size_t));
+  if (block == NULL) return kOutOfMemory;
+  block[0] = bytes;
+  pthread_mutex_lock(&state_mutex);
+  FakeResult result = kOutOfMemory;
+  for (size_t i = 0; i < kMaximumPinnedBlocks; ++i) {
+    if (pinned_blocks[i] == NULL) {
+      pinned_blocks[i] = block + 1;
+      ++live_pinned_blocks;
+      result = kSuccess;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&state_mutex);
+  if (result != kSuccess) {
+    free(block);
+    return result;
+  }
+  *pointer = block + 1;
+  return kSuccess;
+}
+
+static FakeResult FakeMemoryFreeHost(void* pointer) {
+  if (!initialised) return kNotInitialised;
+  pthread_mutex_lock(&state_mutex);
+  FakeResult result = kInvalidValue;
+  for (size_t i = 0; i < kMaximumPinnedBlocks; ++i) {
+    if (pinned_blocks[i] == pointer && pointer != NULL) {
+      pinned_blocks[i] = NULL;
+      --live_pinned_blocks;
+      free((size_t*)pointer - 1);
+      result = kSuccess;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&state_mutex);
+  return result;
+}
+
+/* Queues a copy on `stream` after the checks of CheckCopy (`device_first`
+ * and `device_second` are the device ranges, 0 for the host side). */
+static FakeResult EnqueueCopy(const char* symbol, struct CUstream_st* stream, void* destination,
+                              const void* source, size_t bytes, FakeDevicePointer device_first,
+                              FakeDevicePointer device_second, const void* host) {
+  const FakeResult injected = TakeInjectedFailure(symbol);
+  if (injected != kSuccess) return injected;
+  const FakeResult checked = CheckCopy(device_first, device_second, bytes);
   if (checked != kSuccess) return checked;
-  /* The real driver leaves overlapping ranges undefined; refuse them so a
-   * caller that relies on them fails here. */
+  pthread_mutex_lock(&state_mutex);
+  const int live = StreamIsLiveLocked(stream);
+  if (live) {
+    if (host != NULL && IsPinnedLocked(host)) ++pinned_copies;
+    EnqueueLocked(stream, (struct FakeOperation){kCopyOperation, destination, source, bytes, NULL});
+  }
+  pthread_mutex_unlock(&state_mutex);
+  return live ? kSuccess : kInvalidHandle;
+}
+
+static FakeResult FakeCopyHostToDeviceAsync(FakeDevicePointer destination, const void* source,
+                                            size_t bytes, struct CUstream_st* stream) {
+  return EnqueueCopy("cuMemcpyHtoDAsync_v2", stream, (void*)(uintptr_t)destination, source, bytes,
+                     destination, 0, source);
+}
+
+static FakeResult FakeCopyDeviceToHostAsync(void* destination, FakeDevicePointer source,
+                                            size_t bytes, struct CUstream_st* stream) {
+  return EnqueueCopy("cuMemcpyDtoHAsync_v2", stream, destination, (const void*)(uintptr_t)source,
+                     bytes, source, 0, destination);
+}
+
+static FakeResult FakeCopyDeviceToDeviceAsync(FakeDevicePointer destination,
+                                              FakeDevicePointer source, size_t bytes,
+                                              struct CUstream_st* stream) {
   if (source < destination + bytes && destination < source + bytes) return kInvalidValue;
-  memcpy((void*)(uintptr_t)destination, (const void*)(uintptr_t)source, bytes);
-  return kSuccess;
+  return EnqueueCopy("cuMemcpyDtoDAsync_v2", stream, (void*)(uintptr_t)destination,
+                     (const void*)(uintptr_t)source, bytes, destination, source, NULL);
 }
 
 static FakeResult FakeDeviceGetAttribute(int* value, FakeDeviceAttribute attribute, int device) {
@@ -429,7 +672,6 @@ static FakeResult FakeLaunchKernel(struct CUfunc_st* function, unsigned grid_x, 
                                    unsigned block_z, unsigned shared_bytes,
                                    struct CUstream_st* stream, void** parameters, void** extra) {
   (void)shared_bytes;
-  (void)stream;
   const FakeResult injected = TakeInjectedFailure("cuLaunchKernel");
   if (injected != kSuccess) return injected;
   if (CurrentDevice() < 0) return kInvalidContext;
@@ -438,11 +680,15 @@ static FakeResult FakeLaunchKernel(struct CUfunc_st* function, unsigned grid_x, 
       block_x * block_y * block_z > 1024 || (parameters == NULL) == (extra == NULL))
     return kInvalidValue;
   pthread_mutex_lock(&state_mutex);
-  ++launch_count;
-  last_grid_x = grid_x;
-  last_block_x = block_x;
+  const int live = stream == NULL || StreamIsLiveLocked(stream);
+  if (live) {
+    ++launch_count;
+    if (stream != NULL) ++stream_operations;
+    last_grid_x = grid_x;
+    last_block_x = block_x;
+  }
   pthread_mutex_unlock(&state_mutex);
-  return kSuccess;
+  return live ? kSuccess : kInvalidHandle;
 }
 
 struct EntryPoint {
@@ -465,18 +711,26 @@ static const struct EntryPoint kEntryPoints[] = {
     {"cuCtxSetCurrent", (void*)FakeContextSetCurrent},
     {"cuCtxPushCurrent_v2", (void*)FakeContextPushCurrent},
     {"cuCtxPopCurrent_v2", (void*)FakeContextPopCurrent},
-    {"cuCtxSynchronize", (void*)FakeContextSynchronize},
     {"cuMemGetInfo_v2", (void*)FakeMemoryGetInfo},
     {"cuMemAlloc_v2", (void*)FakeMemoryAllocate},
     {"cuMemFree_v2", (void*)FakeMemoryFree},
-    {"cuMemcpyHtoD_v2", (void*)FakeCopyHostToDevice},
-    {"cuMemcpyDtoH_v2", (void*)FakeCopyDeviceToHost},
-    {"cuMemcpyDtoD_v2", (void*)FakeCopyDeviceToDevice},
     {"cuDeviceGetAttribute", (void*)FakeDeviceGetAttribute},
     {"cuModuleLoadData", (void*)FakeModuleLoadData},
     {"cuModuleUnload", (void*)FakeModuleUnload},
     {"cuModuleGetFunction", (void*)FakeModuleGetFunction},
     {"cuLaunchKernel", (void*)FakeLaunchKernel},
+    {"cuStreamCreate", (void*)FakeStreamCreate},
+    {"cuStreamDestroy_v2", (void*)FakeStreamDestroy},
+    {"cuStreamSynchronize", (void*)FakeStreamSynchronize},
+    {"cuEventCreate", (void*)FakeEventCreate},
+    {"cuEventDestroy_v2", (void*)FakeEventDestroy},
+    {"cuEventRecord", (void*)FakeEventRecord},
+    {"cuEventSynchronize", (void*)FakeEventSynchronize},
+    {"cuMemHostAlloc", (void*)FakeMemoryHostAllocate},
+    {"cuMemFreeHost", (void*)FakeMemoryFreeHost},
+    {"cuMemcpyHtoDAsync_v2", (void*)FakeCopyHostToDeviceAsync},
+    {"cuMemcpyDtoHAsync_v2", (void*)FakeCopyDeviceToHostAsync},
+    {"cuMemcpyDtoDAsync_v2", (void*)FakeCopyDeviceToDeviceAsync},
 };
 
 void* fake_cuda_symbol(const char* symbol_name) {
@@ -556,4 +810,39 @@ void fake_cuda_last_launch(unsigned* grid_x, unsigned* block_x) {
   *grid_x = last_grid_x;
   *block_x = last_block_x;
   pthread_mutex_unlock(&state_mutex);
+}
+
+size_t fake_cuda_live_streams(void) {
+  pthread_mutex_lock(&state_mutex);
+  const size_t count = live_streams;
+  pthread_mutex_unlock(&state_mutex);
+  return count;
+}
+
+size_t fake_cuda_live_events(void) {
+  pthread_mutex_lock(&state_mutex);
+  const size_t count = live_events;
+  pthread_mutex_unlock(&state_mutex);
+  return count;
+}
+
+size_t fake_cuda_live_pinned_blocks(void) {
+  pthread_mutex_lock(&state_mutex);
+  const size_t count = live_pinned_blocks;
+  pthread_mutex_unlock(&state_mutex);
+  return count;
+}
+
+size_t fake_cuda_stream_operations(void) {
+  pthread_mutex_lock(&state_mutex);
+  const size_t count = stream_operations;
+  pthread_mutex_unlock(&state_mutex);
+  return count;
+}
+
+size_t fake_cuda_pinned_copies(void) {
+  pthread_mutex_lock(&state_mutex);
+  const size_t count = pinned_copies;
+  pthread_mutex_unlock(&state_mutex);
+  return count;
 }

@@ -48,6 +48,16 @@ size_t fake_cuda_live_modules(void);
 size_t fake_cuda_launches(void);
 /* The grid and block widths of the last launch. */
 void fake_cuda_last_launch(unsigned* grid_x, unsigned* block_x);
+/* Streams, events and page-locked host blocks created and not destroyed. */
+size_t fake_cuda_live_streams(void);
+size_t fake_cuda_live_events(void);
+size_t fake_cuda_live_pinned_blocks(void);
+/* Copies, launches and event records queued on created (not the default)
+ * streams, and of those copies the ones whose host side was page-locked,
+ * since the process started. Queued work runs only when the host waits
+ * (cuStreamSynchronize, cuEventSynchronize) or the queue fills. */
+size_t fake_cuda_stream_operations(void);
+size_t fake_cuda_pinned_copies(void);
 
 #ifdef __cplusplus
 }

@@ -479,10 +479,13 @@ TEST(CudaKernelsTest, AnOperatorIsLoadedOnceAndLaunchedWithOneThreadPerElement) 
       CopyTensor(*HostTensor<float>(DType::kFloat32, values), *device)};
   const size_t modules_before = fake_cuda_live_modules();
   const size_t launches_before = fake_cuda_launches();
+  const size_t stream_operations_before = fake_cuda_stream_operations();
   Ref<Tensor> result = RunOperator("add", inputs);
   EXPECT_EQ(result->device_id().ToString(), "cuda:0");
   RunOperator("add", inputs);
   EXPECT_EQ(fake_cuda_launches(), launches_before + 2);
+  // On the device's stream, behind the copies of the inputs.
+  EXPECT_EQ(fake_cuda_stream_operations(), stream_operations_before + 2);
   EXPECT_EQ(fake_cuda_live_modules(), modules_before + 1) << "the second call reuses the module";
   unsigned grid = 0, block = 0;
   fake_cuda_last_launch(&grid, &block);
