@@ -209,6 +209,47 @@ Expr Below(const Expr& a, const Expr& b) {
   return Binary(BinaryOp::kLess, a, b);
 }
 
+// Whether `target` lies in a branch of a select inside `expr`: then `expr`
+// evaluates it only where the condition allows (an output padded after a
+// convolution computes its sum only inside the padding).
+bool UnderSelect(const Expr& expr, const ExprNode* target) {
+  if (expr.get() == target) return false;
+  if (const auto* select = As<SelectNode>(expr)) {
+    for (const Expr& branch : {select->if_true, select->if_false}) {
+      for (const ReduceNode* reduction : FindReductions(branch)) {
+        if (reduction == target) return true;
+      }
+    }
+  }
+  for (const Expr& operand : Operands(expr)) {
+    if (UnderSelect(operand, target)) return true;
+  }
+  return false;
+}
+
+// Adds to `clamped` each load inside `expr` (inner loads first) rewritten
+// to read at its index clamped into its buffer.
+void ClampLoads(const Expr& expr, Replacements& clamped) {
+  for (const Expr& operand : Operands(expr)) ClampLoads(operand, clamped);
+  const auto* load = As<LoadNode>(expr);
+  if (load == nullptr || clamped.contains(load)) return;
+  const Expr index = Substitute(load->index, clamped);
+  const Expr last = Subtract(ElementCount(load->buffer), Int(1));
+  clamped[load] = Load(load->buffer,
+                       Binary(BinaryOp::kMinimum, Binary(BinaryOp::kMaximum, index, Int(0)), last));
+}
+
+// `operand` with every load kept inside its buffer. A tile loads a
+// contraction's operands for every position of the tile, also where the
+// element would not evaluate them (a select's other branch: the padding of
+// an output padded after a convolution, whose window there starts before
+// the input); those values are never used, but their reads must be safe.
+Expr WithLoadsInBounds(const Expr& operand) {
+  Replacements clamped;
+  ClampLoads(operand, clamped);
+  return Substitute(operand, clamped);
+}
+
 // At least this many rows, columns and k (where constant) for a tile to pay:
 // a 16 x 16 tile of a product of 8 is mostly guards.
 constexpr int64_t kLeastTileSide = 16;
@@ -242,6 +283,7 @@ std::optional<kir::Kernel> TiledContraction(const std::string& name, std::vector
   // Rows: axes x alone reads; columns: y alone; batch: the others. The
   // output's last axis should be a column, so that lanes store along it.
   Expr x = product->a, y = product->b;
+  if (UnderSelect(element, &sum)) x = WithLoadsInBounds(x), y = WithLoadsInBounds(y);
   std::vector<size_t> rows, columns, batch;
   auto classify = [&] {
     rows.clear(), columns.clear(), batch.clear();

@@ -23,6 +23,7 @@
 #include "kernels/codegen/gpu/kernel_source.h"
 #include "kernels/compute/cpu_kernels.h"
 #include "kernels/compute/gpu_schedule.h"
+#include "kernels/kir/rewrite.h"
 #include "relay/devices.h"
 #include "relay/error.h"
 #include "relay/tensor.h"
@@ -309,6 +310,115 @@ TEST(OpenClKernelsTest, Conv2dComputesInSharedMemoryTiles) {
       }
     }
   }
+
+  // Unpadded at stride 1, then relu and padded by one for a next
+  // convolution, in one kernel: the padding is zeros, the inside the sums.
+  const std::vector<Ref<Tensor>> fused_inputs{
+      inputs[0], inputs[1],
+      CopyTensor(*HostTensor<float>(DType::kFloat32, {0.0f})->Reshape({}), *device)};
+  const AttrValue zero = AttrValue::IntList({0, 0}), one = AttrValue::IntList({1, 1});
+  const std::vector<FusedOperator> chain{
+      {"nn.conv2d", {}, {0, 1}},
+      {"nn.relu", {}, {-1}},
+      {"nn.pad", {{"pad_width", AttrValue::List({zero, zero, one, one})}}, {-2, 2}}};
+  const std::vector<float> padded =
+      HostValues<float>(PrepareFusedOperators(chain, fused_inputs)->Run(fused_inputs).at(0));
+  const int64_t inner_height = height - window + 1, inner_width = width - window + 1;
+  ASSERT_EQ(padded.size(), size_t(filters * (inner_height + 2) * (inner_width + 2)));
+  for (int64_t f = 0; f < filters; ++f) {
+    for (int64_t y = 0; y < inner_height + 2; ++y) {
+      for (int64_t x = 0; x < inner_width + 2; ++x) {
+        double expected = 0;
+        if (y >= 1 && y <= inner_height && x >= 1 && x <= inner_width) {
+          for (int64_t c = 0; c < channels; ++c) {
+            for (int64_t ry = 0; ry < window; ++ry) {
+              for (int64_t rx = 0; rx < window; ++rx) {
+                expected += double(data[(c * height + y - 1 + ry) * width + x - 1 + rx]) *
+                            weight[((f * channels + c) * window + ry) * window + rx];
+              }
+            }
+          }
+          expected = std::max(0.0, expected);
+        }
+        ASSERT_NEAR(padded[(f * (inner_height + 2) + y) * (inner_width + 2) + x], expected, 1e-4)
+            << f << ", " << y << ", " << x;
+      }
+    }
+  }
+}
+
+// Every expression of `stmt`, for tests that look for a kind of node.
+void CollectExpressions(const Stmt& stmt, std::vector<Expr>& found) {
+  auto add = [&](const Expr& expr) {
+    std::vector<Expr> pending{expr};
+    while (!pending.empty()) {
+      Expr next = pending.back();
+      pending.pop_back();
+      for (const Expr& operand : Operands(next)) pending.push_back(operand);
+      found.push_back(std::move(next));
+    }
+  };
+  switch (stmt->node_kind()) {
+    case NodeKind::kFor:
+      add(As<ForNode>(stmt)->extent);
+      return CollectExpressions(As<ForNode>(stmt)->body, found);
+    case NodeKind::kStore:
+      add(As<StoreNode>(stmt)->index);
+      return add(As<StoreNode>(stmt)->value);
+    case NodeKind::kSequence:
+      for (const Stmt& statement : As<SequenceNode>(stmt)->statements)
+        CollectExpressions(statement, found);
+      return;
+    case NodeKind::kIfThenElse: {
+      const auto* branch = As<IfThenElseNode>(stmt);
+      add(branch->condition);
+      CollectExpressions(branch->then_body, found);
+      if (branch->else_body) CollectExpressions(branch->else_body, found);
+      return;
+    }
+    case NodeKind::kAllocate:
+      return CollectExpressions(As<AllocateNode>(stmt)->body, found);
+    case NodeKind::kLetStmt:
+      add(As<LetStmtNode>(stmt)->value);
+      return CollectExpressions(As<LetStmtNode>(stmt)->body, found);
+    default:
+      return;
+  }
+}
+
+// An output padded after a contraction computes the sum only inside the
+// padding; the tile loads its operands at every position, so there the
+// window would start before the input. Those loads are clamped into the
+// buffer (their values are never used).
+TEST(KernelSourceTest, ATiledContractionUnderASelectKeepsItsLoadsInsideTheBuffers) {
+  const int64_t length = 80, units = 20, window = 9;
+  const Buffer x(new BufferNode("x", DType::kFloat32, {Int(length)}));
+  const Buffer w(new BufferNode("w", DType::kFloat32, {Int(units), Int(window)}));
+  const Var k(new VarNode("k"));
+  // out[i, u] = 1 <= i <= length - window + 1 ? sum_k x[i - 1 + k] * w[u, k] : 0
+  const TensorExpr padded{
+      {Int(length - window + 3), Int(units)}, DType::kFloat32, [&](const std::vector<Expr>& at) {
+        const Expr inside = Binary(BinaryOp::kAnd, Binary(BinaryOp::kGreaterEqual, at[0], Int(1)),
+                                   Binary(BinaryOp::kLessEqual, at[0], Int(length - window + 1)));
+        const Expr sum = Reduce(ReduceOp::kSum, {k}, {Int(window)}, Float(0, DType::kFloat32),
+                                Multiply(Load(x, Add(Subtract(at[0], Int(1)), k)),
+                                         Load(w, Add(Multiply(at[1], Int(window)), k))));
+        return Select(inside, sum, Float(0, DType::kFloat32));
+      }};
+  const kir::Kernel kernel = BuildGpuKernel("padded", {x, w}, {}, padded);
+  const gpu::KernelSource source = gpu::EmitKernelSource(kernel, gpu::SourceDialect::kOpenClC);
+  ASSERT_NE(source.text.find("__local float"), std::string::npos) << "tiled:\n" << source.text;
+  std::vector<Expr> expressions;
+  CollectExpressions(kernel.body, expressions);
+  int x_loads = 0;
+  for (const Expr& expr : expressions) {
+    const auto* load = As<LoadNode>(expr);
+    if (load == nullptr || load->buffer.get() != x.get()) continue;
+    ++x_loads;
+    const auto* clamp = As<BinaryNode>(load->index);
+    EXPECT_TRUE(clamp != nullptr && clamp->op == BinaryOp::kMinimum) << source.text;
+  }
+  EXPECT_GT(x_loads, 0);
 }
 
 TEST(KernelSourceTest, AContractionTilesInSharedMemoryForSymbolicRows) {
