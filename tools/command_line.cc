@@ -46,10 +46,14 @@ constexpr Subcommand kSubcommands[] = {
      "run IN.relay|IN.onnx|IN.rbc [--entry NAME] [--input NAME=FILE.npy | NAME=SCALAR]...\n"
      "           [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N [--warmup SECONDS]]\n"
      "           [--random-inputs] [--profile] [--trace FILE.json]\n"
-     "           [--device cpu|opencl[:N]|cuda[:N]]\n\n"
+     "           [--device cpu|opencl[:N]|cuda[:N]] [--xclbin FILE.xclbin]\n\n"
      "--device runs the program's tensor work on that device (see 'relay-vm devices'):\n"
      "kernels are compiled for it and queued there, while shapes, scalars and control\n"
-     "flow stay on the host, as in TVM's VM; the result is copied back to the host.",
+     "flow stay on the host, as in TVM's VM; the result is copied back to the host.\n"
+     "--xclbin loads an FPGA's kernels onto xrt:0; a function marked Compiler=\"xrt\",\n"
+     "global_symbol=\"NAME\" then runs kernel NAME there (its buffer arguments: the\n"
+     "function's tensors, then its result; its integer arguments: the result's\n"
+     "dimensions), and its body is what the reference evaluator runs.",
      "run a program on NumPy inputs and print or save its result", RunRunCommand, ""},
     {"repl",
      "repl [FILE.relay] [--params P.npz]\n\n"

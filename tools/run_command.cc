@@ -1,6 +1,7 @@
 // relay-vm run IN.relay|IN.onnx|IN.rbc [--entry NAME] [--input NAME=FILE.npy | NAME=SCALAR]...
 //   [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N [--warmup SECONDS]]
 //   [--random-inputs] [--profile] [--trace FILE.json] [--device cpu|opencl[:N]|cuda[:N]]
+//   [--xclbin FILE.xclbin]
 //
 // Compiles the program, binds the entry function's parameters (by name,
 // without '%') to the given arrays, runs it on the VM and prints the result
@@ -11,7 +12,8 @@
 // --device runs the tensor work on that device (VirtualMachine::set_device):
 // shapes, scalars and control flow stay on the host; results come back to
 // it, and timed runs include that. Without it, an executable compiled with
-// --device runs on that device.
+// --device runs on that device. --xclbin loads an FPGA's kernels onto xrt:0
+// before the run, for the program's Compiler="xrt" functions to call.
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "api/program.h"
+#include "devices/external_kernels.h"
 #include "relay/devices.h"
 #include "relay/error.h"
 #include "relay/float16.h"
@@ -48,6 +51,7 @@ struct RunOptions {
   bool profile = false;
   std::string trace;
   std::optional<DeviceId> device;
+  std::string xclbin;
 };
 
 [[noreturn]] void UsageError(const std::string& message) {
@@ -91,6 +95,10 @@ RunOptions ParseOptions(std::span<const std::string_view> arguments) {
       if (!options.device) {
         UsageError("--device takes cpu, opencl[:N], cuda[:N] or xrt[:N], got '" + text + "'");
       }
+    } else if (argument == "--xclbin") {
+      if (!options.xclbin.empty())
+        UsageError("--xclbin is given once: an XRT card holds one .xclbin at a time");
+      options.xclbin = value();
     } else if (argument.starts_with("-") && argument != "-") {
       UsageError("unknown option '" + std::string(argument) + "'");
     } else if (options.path.empty()) {
@@ -149,6 +157,12 @@ int RunRunCommand(std::span<const std::string_view> arguments, std::ostream& out
   std::vector<Value> inputs =
       BindInputs(options.inputs, program->executable->functions[entry], program->input_aliases);
 
+  if (!options.xclbin.empty()) {
+    Device& card = GetDevice(DeviceId{DeviceKind::kXRT, 0});
+    devices::ExternalKernelHost* host = devices::ExternalKernelHostOf(card);
+    if (host == nullptr) throw Error(ErrorKind::kDevice, card.id().ToString() + " runs no kernels");
+    host->LoadKernelFile(options.xclbin);
+  }
   vm::VirtualMachine machine(program->executable);
   // --device, else the device the executable was compiled for.
   const std::optional<DeviceId> device =

@@ -199,6 +199,7 @@ class FunctionCompiler {
     return registers;
   }
   bool IsSelfClosure(const Expr& expr) const;
+  void CompileExternalFunction(const FunctionNode& function);
   int32_t SelfRegister(const Node& origin);
   int32_t MakeClosure(const CallNode& call, const PendingFunction& body);
   std::unordered_set<const VarNode*> self_vars_;  // bound to IsSelfClosure calls
@@ -384,9 +385,13 @@ void FunctionCompiler::Compile() {
     MarkWorthKilling(next, param->checked_type());
     Bind(*param, next++);
   }
-  tail_calls_ = passes::MarkTailCalls(function);
-  loop_head_ = out_.code.size();
-  Tail(function.body);
+  if (!passes::ExternalCompiler(function).empty()) {
+    CompileExternalFunction(function);
+  } else {
+    tail_calls_ = passes::MarkTailCalls(function);
+    loop_head_ = out_.code.size();
+    Tail(function.body);
+  }
   CloseScope(scope);
   if (!prologue_.empty()) {
     // The constants go first; everything else moves down.
@@ -404,6 +409,48 @@ void FunctionCompiler::Compile() {
                 [this](Ref<Tensor> value) { return module_.MetadataConstant(value); }});
   }
   KillDeadRegisters(out_, worth_killing_);
+}
+
+// An external function (Compiler="xrt", global_symbol="vadd") is one call
+// of its device's kernel on its parameters; its body is not compiled.
+void FunctionCompiler::CompileExternalFunction(const FunctionNode& function) {
+  auto reject = [&](const std::string& problem) {
+    throw Error(ErrorKind::kCompile, out_.name + ": " + problem, function.span().In(out_.source));
+  };
+  vm::KernelCall::External external;
+  external.compiler = passes::ExternalCompiler(function);
+  if (external.compiler != "xrt") {
+    reject("Compiler=\"" + external.compiler +
+           "\" names no external compiler this build has (it has \"xrt\")");
+  }
+  for (const auto& [attribute, value] : function.attrs) {
+    if (attribute == passes::kGlobalSymbolAttr && value.kind() == kernels::AttrValue::Kind::kString)
+      external.symbol = value.as_string();
+  }
+  if (external.symbol.empty())
+    reject("an external function names its kernel with global_symbol=\"NAME\"");
+  if (pending_.captured >= 0 || !function.type_params.empty())
+    reject("an external function is a global function of concrete types");
+  for (const Var& param : function.params) {
+    if (As<TensorTypeNode>(param->checked_type()) == nullptr)
+      reject("an external kernel takes tensors, and %" + param->name_hint + " is not one");
+  }
+  const auto* signature = As<FuncTypeNode>(function.checked_type());
+  const auto* result = signature != nullptr ? As<TensorTypeNode>(signature->ret) : nullptr;
+  if (result == nullptr || std::any_of(result->shape.begin(), result->shape.end(),
+                                       [](int64_t dim) { return dim < 0; })) {
+    reject("an external kernel returns one tensor of static shape");
+  }
+  external.dtype = result->dtype;
+  external.shape = result->shape;
+  vm::KernelCall kernel;
+  kernel.op = external.compiler + ":" + external.symbol;
+  kernel.external = std::move(external);
+  std::vector<int32_t> params;
+  for (int32_t index = 0; index < int32_t(function.params.size()); ++index) params.push_back(index);
+  const int32_t value = NewRegister();
+  Emit(vm::Opcode::kInvokeKernel, {value, module_.Kernel(std::move(kernel))}, params, function);
+  Emit(vm::Opcode::kRet, {value}, function);
 }
 
 // Whether `call` makes the closure this function is the body of, from its

@@ -68,9 +68,17 @@ Expr Substitute(const Expr& expr, const std::unordered_map<const VarNode*, Expr>
 
 bool IsPrimitive(const FunctionNode& function) {
   for (const auto& [name, value] : function.attrs) {
-    if (name == kPrimitiveAttr) return true;
+    if (name == kPrimitiveAttr || name == kCompilerAttr) return true;
   }
   return false;
+}
+
+std::string ExternalCompiler(const FunctionNode& function) {
+  for (const auto& [name, value] : function.attrs) {
+    if (name == kCompilerAttr && value.kind() == kernels::AttrValue::Kind::kString)
+      return value.as_string();
+  }
+  return {};
 }
 
 bool IsPure(const Expr& root) {
@@ -120,7 +128,9 @@ Module RewriteGlobals(const Module& module,
   for (const TypeDefinition& definition : module.type_definitions())
     result.AddTypeDefinition(definition);
   for (const GlobalFunction& global : module.functions()) {
-    Function rewritten = rewrite(global);
+    // An external function's body only states what its kernel computes:
+    // it is kept as written.
+    Function rewritten = IsPrimitive(*global.function) ? global.function : rewrite(global);
     if (rewritten.get() != global.function.get())
       rewritten->set_checked_type(global.function->checked_type());
     result.AddFunction(global.name, rewritten);

@@ -58,7 +58,18 @@ ir::Expr WrapInLets(const Bindings& bindings, ir::Expr body);
 // Operator fusion marks the functions it builds (one kernel each) with
 // this attribute, as TVM does.
 inline constexpr const char* kPrimitiveAttr = "Primitive";
+// A function whose calls run a kernel that relay-vm does not compile: an
+// external device's kernel named by global_symbol (Compiler="xrt",
+// global_symbol="vadd": kernel vadd of a loaded .xclbin). Its body states
+// what the kernel computes: the reference evaluator runs it, and it types
+// the function; the VM calls the kernel instead.
+inline constexpr const char* kCompilerAttr = "Compiler";
+inline constexpr const char* kGlobalSymbolAttr = "global_symbol";
+// A kernel as a whole: fusion's groups and external functions. Passes leave
+// their bodies as they are.
 bool IsPrimitive(const ir::FunctionNode& function);
+// The Compiler attribute's value, or empty when there is none.
+std::string ExternalCompiler(const ir::FunctionNode& function);
 
 // Whether evaluating `expr` can have no effect but its value: no calls of
 // functions (which may write references or fail), no reference writes, no

@@ -528,11 +528,11 @@ TEST(ExecutableFileTest, OlderVersionsAreRefused) {
   std::string old = NoDebugBytes();
   PutLittle(old, 8, 4, 3);
   EXPECT_EQ(LoadError(old),
-            "t.rbc: unsupported executable format version 3 (this build reads version 5)");
-  // Version 4 had no kernel placements.
-  PutLittle(old, 8, 4, 4);
+            "t.rbc: unsupported executable format version 3 (this build reads version 6)");
+  // Version 4 had no kernel placements, version 5 no external kernels.
+  PutLittle(old, 8, 4, 5);
   EXPECT_EQ(LoadError(old),
-            "t.rbc: unsupported executable format version 4 (this build reads version 5)");
+            "t.rbc: unsupported executable format version 5 (this build reads version 6)");
 }
 
 TEST(ExecutableFileTest, VariablesSurviveARoundTripAndAreListed) {

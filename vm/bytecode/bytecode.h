@@ -136,6 +136,16 @@ struct KernelCall {
   // Where the program placed the call (on_device, device_copy's source);
   // unset: the VM's device (VirtualMachine::set_device).
   std::optional<DeviceId> device;
+  // Set for a kernel that relay-vm does not compile: a function marked
+  // Compiler="xrt", global_symbol="vadd" runs kernel vadd of an .xclbin on an
+  // XRT device. Its inputs are the function's parameters (tensors), in order.
+  struct External {
+    std::string compiler;           // "xrt"
+    std::string symbol;             // the kernel's name in the device's kernel file
+    DType dtype = DType::kFloat32;  // the result, of static shape
+    Shape shape;
+  };
+  std::optional<External> external;
 };
 
 struct ConstructorInfo {

@@ -167,10 +167,18 @@ std::string KernelsSection(const Executable& executable) {
   out.Count(executable.kernels.size());
   for (const KernelCall& kernel : executable.kernels) {
     out.String(kernel.op);
-    out.U8((kernel.tuple_input ? 1 : 0) | (kernel.tuple_result ? 2 : 0) | (kernel.device ? 4 : 0));
+    out.U8((kernel.tuple_input ? 1 : 0) | (kernel.tuple_result ? 2 : 0) | (kernel.device ? 4 : 0) |
+           (kernel.external ? 8 : 0));
     if (kernel.device) {
       out.U8(static_cast<uint8_t>(kernel.device->kind));
       out.I32(kernel.device->index);
+    }
+    if (kernel.external) {
+      out.String(kernel.external->compiler);
+      out.String(kernel.external->symbol);
+      out.U8(static_cast<uint8_t>(kernel.external->dtype));
+      out.Count(kernel.external->shape.size());
+      for (int64_t dim : kernel.external->shape) out.I64(dim);
     }
     WriteAttrs(out, kernel.attrs);
     out.Count(kernel.fused.size());
@@ -438,6 +446,22 @@ void ReadDefaultDevice(Reader& in, Executable& executable) {
   executable.default_device = ReadDevice(in, "the executable names");
 }
 
+// An external kernel's name and result (CheckKernels checks them).
+KernelCall::External ReadExternal(Reader& in, const std::string& subject) {
+  KernelCall::External external;
+  external.compiler = in.String("external compiler name length");
+  external.symbol = in.String("external kernel name length");
+  external.dtype = ReadDType(in);
+  const uint32_t rank = in.Count(8, "external result dimension");
+  if (rank > kMaxTensorRank) in.Fail(subject + "'s result has rank " + std::to_string(rank));
+  external.shape.resize(rank);
+  for (int64_t& dim : external.shape) {
+    dim = in.I64();
+    if (dim < 0) in.Fail(subject + "'s result has a negative dimension");
+  }
+  return external;
+}
+
 void ReadKernels(Reader& in, Executable& executable) {
   uint32_t count = in.Count(4 + 1 + 4, "kernel");
   executable.kernels.reserve(count);
@@ -445,12 +469,13 @@ void ReadKernels(Reader& in, Executable& executable) {
     KernelCall kernel;
     kernel.op = in.String("operator name length");
     uint8_t flags = in.U8();
-    if (flags > 7) in.Fail("kernel " + std::to_string(index) + " has unknown flags");
+    if (flags > 15) in.Fail("kernel " + std::to_string(index) + " has unknown flags");
     kernel.tuple_input = (flags & 1) != 0;
     kernel.tuple_result = (flags & 2) != 0;
     if ((flags & 4) != 0) {  // placed on a device by the program
       kernel.device = ReadDevice(in, "kernel " + std::to_string(index) + " is placed on");
     }
+    if ((flags & 8) != 0) kernel.external = ReadExternal(in, "kernel " + std::to_string(index));
     kernel.attrs = ReadAttrs(in);
     uint32_t fused_count = in.Count(4 + 4 + 4, "fused operator");
     kernel.fused.reserve(fused_count);
@@ -581,6 +606,17 @@ void CheckKernels(Executable& executable, const std::string& name) {
     KernelCall& kernel = executable.kernels[index];
     const std::string label = name + ": kernel " + std::to_string(index) + " (" +
                               detail::PrintableExcerpt(kernel.op) + ")";
+    if (kernel.external) {
+      // Its device's kernel file is only read at run time; its name and
+      // result are all there is to check.
+      const KernelCall::External& external = *kernel.external;
+      if (external.compiler != "xrt" || external.symbol.empty() ||
+          kernel.op != external.compiler + ":" + external.symbol || !kernel.fused.empty() ||
+          !kernel.attrs.empty() || kernel.tuple_input || kernel.tuple_result) {
+        throw Error(ErrorKind::kLoad, label + ": not an external kernel this build can call");
+      }
+      continue;
+    }
     if (kernel.fused.empty()) {
       NormalizeCall(label, kernel.op, kernel.attrs);
       continue;

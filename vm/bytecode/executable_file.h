@@ -22,9 +22,12 @@
 //                     order), rank u32, dims i64 x rank, then the
 //                     row-major element bytes (host tensors only)
 //     3 kernels       count u32; per kernel: operator string, flags u8
-//                     (1: tuple_input, 2: tuple_result, 4: placed), with
-//                     placed: the device's kind u8 (its DLPack code) and
-//                     index i32 (version 5 on), attributes,
+//                     (1: tuple_input, 2: tuple_result, 4: placed,
+//                     8: external), with placed: the device's kind u8 (its
+//                     DLPack code) and index i32 (version 5 on), with
+//                     external: compiler string ("xrt"), kernel name
+//                     string, the result's dtype u8, rank u32 and dims
+//                     i64 x rank (version 6 on), attributes,
 //                     fused operator count u32 (0 unless a fused group) and
 //                     per fused operator: operator string, attributes,
 //                     input count u32, inputs i32... (>= 0: a group input,
@@ -72,7 +75,7 @@
 
 namespace relay::vm {
 
-inline constexpr uint32_t kExecutableFormatVersion = 5;
+inline constexpr uint32_t kExecutableFormatVersion = 6;
 inline constexpr int kMaxAttributeDepth = 8;
 // Bounds that keep a loaded executable from asking for absurd memory: the
 // interpreter allocates register_count registers per frame.

@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "devices/kernel_loader.h"
 #include "kernels/compute/cpu_kernels.h"
 #include "kernels/operator.h"
 #include "kernels/operators/device_annotations.h"
@@ -14,6 +15,7 @@
 #include "relay/tensor.h"
 #include "vm/bytecode/tensor_layout.h"
 #include "vm/interpreter/dispatch.h"
+#include "vm/interpreter/external_kernels.h"
 
 namespace relay::vm {
 
@@ -119,8 +121,14 @@ void VirtualMachine::PlaceKernelInputs(int32_t kernel, std::vector<Ref<Tensor>>&
     // Shaped by its inputs' values (arange): they are read on the host.
   } else if (placed) {
     if (placed->kind != DeviceKind::kCPU) target = &DeviceNamed(*placed);
+  } else if (device_ == nullptr) {
+    // Tensors handed in on a device run there, where it compiles kernels;
+    // an external kernel's result (on an FPGA) comes to the host.
+    const bool runnable = std::all_of(tensors.begin(), tensors.end(), [](const Ref<Tensor>& t) {
+      return t->on_host() || devices::KernelLoaderOf(*t->storage()->device()) != nullptr;
+    });
+    if (runnable) return;
   } else {
-    if (device_ == nullptr) return;  // tensors handed in on a device run there
     // Control values stay on the host, as Nimble keeps them: a kernel of
     // small host tensors alone (scalars, shapes, a loop's index lookups)
     // runs there, since its result usually decides a branch, which would
@@ -447,6 +455,7 @@ Value VirtualMachine::CallKernel(int32_t kernel, std::span<const int32_t> input_
       KeepShapeResult(kernel, *tensors[0], *result);
       return result;
     }
+    if (call.external) return CallExternalKernel(kernel, tensors);
     if (const std::optional<DeviceId>& destination = call_sites_[kernel].move_to) {
       if (tensors.size() != 1) Fail(ErrorKind::kRuntime, call.op + " takes one tensor");
       Device& device = DeviceNamed(*destination);
@@ -461,6 +470,16 @@ Value VirtualMachine::CallKernel(int32_t kernel, std::span<const int32_t> input_
   } catch (const Error& error) {
     FailInKernel(error);
   }
+}
+
+Value VirtualMachine::CallExternalKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors) {
+  const Profiler::Clock::time_point start =
+      profiler_ != nullptr ? Profiler::Clock::now() : Profiler::Clock::time_point();
+  Ref<Tensor> result = RunExternalKernel(executable_->kernels[kernel], tensors, OnDevice);
+  if (profiler_ != nullptr) {
+    profiler_->RecordKernel(kernel, tensors, result->byte_size(), start, Profiler::Clock::now());
+  }
+  return result;
 }
 
 Value VirtualMachine::KernelResultShape(int32_t kernel, std::span<const int32_t> input_registers,

@@ -179,6 +179,9 @@ class VirtualMachine {
   Value InvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors);
   // InvokeKernel reporting its preparation and launch to profiler_.
   Value ProfiledInvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors);
+  // A kernel of an external device (KernelCall::external), timed when
+  // profiling.
+  Value CallExternalKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors);
 
   // A kernel call site: its scalar fast path, if any, and what it last
   // prepared.
