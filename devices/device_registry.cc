@@ -204,6 +204,8 @@ std::vector<BackendSurvey> SurveyDevices() {
 #if defined(RELAY_HAS_XRT_DEVICE)
   surveys.push_back(SurveyKind(
       DeviceKind::kXRT, [] { return devices::XrtDeviceCount(); }, "XRT reports no device"));
+  if (!surveys.back().devices.empty())
+    surveys.back().compiler = "pre-built, from the .xclbin given with --xclbin";
 #else
   surveys.push_back(NotBuilt(DeviceKind::kXRT, "XRT"));
 #endif

@@ -28,7 +28,7 @@ if(RELAY_ENABLE_OPENCL)
 endif()
 
 if(RELAY_ENABLE_XRT)
-  target_sources(relay_devices PRIVATE xrt/xrt_library.cc xrt/xrt_device.cc)
+  target_sources(relay_devices PRIVATE xrt/xrt_library.cc xrt/xrt_device.cc xrt/xclbin_reader.cc)
   target_include_directories(relay_devices SYSTEM PRIVATE ${RELAY_XRT_INCLUDE_DIR})
   target_compile_definitions(relay_devices PUBLIC RELAY_HAS_XRT_DEVICE=1)
 endif()

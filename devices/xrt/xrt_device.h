@@ -12,11 +12,30 @@
 // DMA engine that not every platform has). Synchronize has nothing to wait
 // for.
 //
+// An XRT device is also an ExternalKernelHost (devices/external_kernels.h;
+// reach it with ExternalKernelHostOf): LoadKernelFile reads a user's .xclbin
+// (devices/xrt/xclbin_reader.h), loads it with xclLoadXclBin, opens a shared
+// context (xclOpenContext) on the compute unit of each kernel (the first, for
+// a kernel with several) and registers the kernels by name; the contexts are
+// closed when another xclbin replaces it or the device is destroyed. Kernels
+// of a replaced xclbin stay valid objects but refuse to run (kUsage). A
+// kernel's Run writes an ERT start command (ERT_START_CU) into an exec buffer
+// kept per kernel: the compute unit's bit in the CU mask, each buffer's
+// physical address (xclGetBOProperties, plus its byte offset) and each scalar
+// at its register-map offset; it submits it with xclExecBuf and returns once
+// xclExecWait shows it ended, in ERT_CMD_STATE_COMPLETED or else as a kDevice
+// error naming the state ("xrt:0: kernel vadd ended in state
+// ERT_CMD_STATE_ERROR (5), not ERT_CMD_STATE_COMPLETED"). The compute unit's
+// index in IP_LAYOUT serves both as the context's IP index and as its bit in
+// the CU mask: that assumes the driver numbers compute units in IP_LAYOUT's
+// order, unchecked on a card. Runs hold the card while they wait, so copies
+// and other kernels on the card wait for them.
+//
 // On most platforms the card accepts buffer objects only once an xclbin
-// describing its memory banks is loaded; loading xclbins arrives with the
-// kernel pipeline. Until then Allocate on such a card reports the driver's
-// refusal. Never run against a card: no FPGA was at hand when this was
-// written; a stand-in driver in tests/devices pins the logic.
+// describing its memory banks is loaded, so on such a card Allocate reports
+// the driver's refusal until LoadKernelFile has run. Never run against a
+// card: no FPGA was at hand when this was written; a stand-in driver in
+// tests/devices pins the logic.
 //
 // This header does not include xrt.h, so callers need no XRT headers.
 //
@@ -24,7 +43,8 @@
 // at once; the device serialises its calls into XRT, which does not document
 // them as thread-safe. The factory functions may be called concurrently.
 // Errors: relay::Error of kind kDevice naming the device and the operation,
-// for example "xrt:0: xclSyncBO failed: Input/output error (errno 5)".
+// for example "xrt:0: xclSyncBO failed: Input/output error (errno 5)"; kUsage
+// for kernel files and kernel calls as external_kernels.h says.
 // Exhausted card memory (ENOMEM) is reported by the pool after it has
 // released its cache and retried ("out of memory on xrt:0: ..."). Freeing
 // never throws.

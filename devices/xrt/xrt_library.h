@@ -4,8 +4,9 @@
 // XrtLibrary holds a pointer for every xcl entry point relay-vm uses, resolved
 // from libxrt_core.so.2 (the layer over the xocl kernel driver; it pulls in
 // libxrt_coreutil.so.2 itself), which is opened with dlopen and never linked.
-// This header and xrt_library.cc are the only files that include xrt.h;
-// xrt_device.cc uses its types through them.
+// This header and xrt_library.cc are the only files that include xrt.h and
+// ert.h (the layout of the commands the card's scheduler runs); xrt_device.cc
+// uses their types through them. xclbin_reader.cc reads xclbin.h alone.
 //
 // Thread-safety: an XrtLibrary is immutable once loaded. XRT does not document
 // the xcl calls as thread-safe, so each XRT device serialises its calls.
@@ -14,6 +15,7 @@
 // operation.
 #pragma once
 
+#include <ert.h>
 #include <xrt.h>
 
 #include <memory>
@@ -34,7 +36,15 @@ namespace relay::devices {
   X(free_buffer, xclFreeBO)                    \
   X(write_buffer, xclWriteBO)                  \
   X(read_buffer, xclReadBO)                    \
-  X(synchronize_buffer, xclSyncBO)
+  X(synchronize_buffer, xclSyncBO)             \
+  X(get_buffer_properties, xclGetBOProperties) \
+  X(map_buffer, xclMapBO)                      \
+  X(unmap_buffer, xclUnmapBO)                  \
+  X(load_xclbin, xclLoadXclBin)                \
+  X(open_context, xclOpenContext)              \
+  X(close_context, xclCloseContext)            \
+  X(execute_command, xclExecBuf)               \
+  X(wait_for_commands, xclExecWait)
 
 class XrtLibrary {
  public:

@@ -26,10 +26,13 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
-// Runs `relay-vm ARGUMENTS` through the shell, in `directory` if given.
+// Runs `relay-vm ARGUMENTS` through the shell, in `directory` if given,
+// with `environment` ("NAME=VALUE ...") added to its environment.
 inline CommandResult RunRelayVm(const std::string& arguments,
-                                const std::filesystem::path& directory = {}) {
+                                const std::filesystem::path& directory = {},
+                                const std::string& environment = {}) {
   std::string command = std::string(RELAY_VM_BINARY) + " " + arguments + " 2>&1";
+  if (!environment.empty()) command = "env " + environment + " " + command;
   if (!directory.empty()) command = "cd '" + directory.string() + "' && " + command;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return {-1, "popen failed"};

@@ -16,7 +16,7 @@ std::string Count(size_t count, const char* singular, const char* plural) {
 }  // namespace
 
 Ref<Tensor> RunExternalKernel(
-    const KernelCall& call, const std::vector<Ref<Tensor>>& inputs,
+    const KernelCall& call, std::vector<Ref<Tensor>>& inputs,
     const std::function<Ref<Tensor>(const Ref<Tensor>&, Device&)>& place) {
   RELAY_CHECK(call.external.has_value(), "an external kernel call names its kernel");
   const KernelCall::External& external = *call.external;
@@ -42,17 +42,16 @@ Ref<Tensor> RunExternalKernel(
                     Count(external.shape.size(), "dimension", "dimensions") +
                     " of the result as integers");
   }
-  std::vector<Ref<Tensor>> placed;
-  placed.reserve(inputs.size() + 1);
-  for (const Ref<Tensor>& input : inputs) placed.push_back(place(input, device));
-  placed.push_back(Tensor::Empty(device, external.shape, external.dtype));
+  for (Ref<Tensor>& input : inputs) input = place(input, device);
+  Ref<Tensor> result = Tensor::Empty(device, external.shape, external.dtype);
   std::vector<devices::BufferArgument> arguments;
-  for (const Ref<Tensor>& tensor : placed)
+  for (const Ref<Tensor>& tensor : inputs)
     arguments.push_back({tensor->storage()->handle(), tensor->byte_offset()});
+  arguments.push_back({result->storage()->handle(), result->byte_offset()});
   const std::vector<int64_t> dimensions(external.shape.begin(),
                                         external.shape.begin() + std::ptrdiff_t(integers));
   kernel->Run(arguments, dimensions);
-  return placed.back();
+  return result;
 }
 
 }  // namespace relay::vm

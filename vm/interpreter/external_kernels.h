@@ -22,10 +22,10 @@
 
 namespace relay::vm {
 
-// Runs `call` (call.external set) on `inputs`. `place` gives a tensor on a
-// device, copying it there when it is elsewhere (the VM keeps immutable
-// inputs' copies).
-Ref<Tensor> RunExternalKernel(const KernelCall& call, const std::vector<Ref<Tensor>>& inputs,
+// Runs `call` (call.external set) on `inputs`, which are replaced by their
+// copies on the kernel's device. `place` gives a tensor on a device, copying
+// it there when it is elsewhere (the VM keeps immutable inputs' copies).
+Ref<Tensor> RunExternalKernel(const KernelCall& call, std::vector<Ref<Tensor>>& inputs,
                               const std::function<Ref<Tensor>(const Ref<Tensor>&, Device&)>& place);
 
 }  // namespace relay::vm

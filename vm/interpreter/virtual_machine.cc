@@ -472,7 +472,7 @@ Value VirtualMachine::CallKernel(int32_t kernel, std::span<const int32_t> input_
   }
 }
 
-Value VirtualMachine::CallExternalKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors) {
+Value VirtualMachine::CallExternalKernel(int32_t kernel, std::vector<Ref<Tensor>>& tensors) {
   const Profiler::Clock::time_point start =
       profiler_ != nullptr ? Profiler::Clock::now() : Profiler::Clock::time_point();
   Ref<Tensor> result = RunExternalKernel(executable_->kernels[kernel], tensors, OnDevice);

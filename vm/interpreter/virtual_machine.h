@@ -181,7 +181,7 @@ class VirtualMachine {
   Value ProfiledInvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors);
   // A kernel of an external device (KernelCall::external), timed when
   // profiling.
-  Value CallExternalKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors);
+  Value CallExternalKernel(int32_t kernel, std::vector<Ref<Tensor>>& tensors);
 
   // A kernel call site: its scalar fast path, if any, and what it last
   // prepared.
