@@ -16,6 +16,10 @@ namespace {
 constexpr int64_t kMostGroupElements = 16384;
 // ...each reducing at least this many values (a few per lane).
 constexpr int64_t kLeastGroupReduction = 1024;
+// A warp's worth of lanes per element serves reductions of at least this
+// many values (two per lane).
+constexpr int64_t kWarpLanes = 32;
+constexpr int64_t kLeastWarpReduction = 64;
 
 // The position along each of `shape`'s axes of flat (row-major) index
 // `flat`, the last axis fastest.
@@ -102,73 +106,138 @@ std::optional<BinaryOp> PairwiseCombine(const ReduceNode& reduce) {
   }
 }
 
-// A work-group per output element, for few elements that each reduce many
-// values (a matrix-vector product: an LSTM step's dense; a sum over a long
-// axis): its lanes each combine a strided share of the reduction's space
-// (neighbouring lanes reading neighbouring elements), then combine their
-// partial values in shared memory in a tree, and lane 0 stores the element
-// with the reduction's value. With a thread per element, a handful of
-// threads would each read a whole row.
-std::optional<kir::Kernel> GroupPerElement(const std::string& name, std::vector<Buffer> params,
-                                           const std::vector<Var>& dims, const Buffer& out,
-                                           const TensorExpr& output) {
+// Whether every load in `body` that mentions `axis` reads consecutive
+// elements as `axis` steps by one (with every other variable at 0): a dot
+// product along rows, a sum over the last axis. Then lanes that split the
+// reduction read neighbouring elements.
+bool ContiguousAlong(const Expr& body, const Var& axis) {
+  std::vector<const LoadNode*> loads;
+  std::vector<Expr> pending{body};
+  while (!pending.empty()) {
+    const Expr next = pending.back();
+    pending.pop_back();
+    if (const auto* load = As<LoadNode>(next)) loads.push_back(load);
+    for (const Expr& operand : Operands(next)) pending.push_back(operand);
+  }
+  const std::unordered_set<const VarNode*> along{axis.get()};
+  bool any = false;
+  for (const LoadNode* load : loads) {
+    if (!MentionsAny(load->index, along)) continue;
+    any = true;
+    auto index_at = [&](int64_t value) -> std::optional<int64_t> {
+      Replacements fixed;
+      for (const VarNode* var : FreeVariables(load->index)) fixed[var] = Int(0);
+      fixed[axis.get()] = Int(value);
+      const auto* constant = As<IntImmNode>(Substitute(load->index, fixed));
+      return constant != nullptr ? std::optional<int64_t>(constant->value) : std::nullopt;
+    };
+    const std::optional<int64_t> first = index_at(0), second = index_at(1);
+    if (!first || !second || *second - *first != 1) return false;
+  }
+  return any;
+}
+
+// Lanes per output element for a reduction of `space` values into `count`
+// elements (0: no group reduction). A whole work-group for few elements
+// with long reductions; a warp's worth (32) for shorter reductions read
+// contiguously (a matrix-vector product of 512: an LSTM step's dense), where
+// a thread per element would read its own row, uncoalesced. A reduction
+// across rows (a column sum) stays a thread per element, whose neighbours
+// read neighbouring columns.
+int64_t LanesPerElement(int64_t count, int64_t space, bool contiguous) {
+  if (space >= kLeastGroupReduction && count <= kMostGroupElements) return gpu::kGroupLanes;
+  if (space >= kLeastWarpReduction && contiguous) return kWarpLanes;
+  return 0;
+}
+
+// A work-group per output element, or a segment of one (LanesPerElement),
+// for elements that each reduce many values (a matrix-vector product; a
+// sum over a long axis): the segment's lanes each combine a strided share
+// of the reduction's space (neighbouring lanes reading neighbouring
+// elements), then combine their partial values in shared memory in a tree,
+// and the segment's first lane stores the element with the reduction's
+// value. With a thread per element, a handful of threads would each read a
+// whole row.
+std::optional<kir::Kernel> GroupReduction(const std::string& name, std::vector<Buffer> params,
+                                          const std::vector<Var>& dims, const Buffer& out,
+                                          const TensorExpr& output) {
   const Expr element_count = Product(output.shape);
   const auto* elements = As<IntImmNode>(element_count);
-  if (elements == nullptr || elements->value > kMostGroupElements || elements->value == 0) {
-    return std::nullopt;
-  }
-  const Var group(new VarNode("group")), lane(new VarNode("lane"));
-  const Expr element = output.at(Unflatten(group, output.shape));
-  const std::vector<const ReduceNode*> reductions = FindReductions(element);
-  if (reductions.size() != 1) return std::nullopt;
-  const ReduceNode& reduce = *reductions[0];
-  const std::optional<BinaryOp> combine = PairwiseCombine(reduce);
-  const Expr space_size = Product(reduce.extents);
-  const auto* space = As<IntImmNode>(space_size);
-  if (!combine || space == nullptr || space->value < kLeastGroupReduction) return std::nullopt;
+  if (elements == nullptr || elements->value == 0) return std::nullopt;
+  const int64_t count = elements->value;
+  // The reduction, seen from an element of the output.
+  std::vector<Var> axes;
+  for (size_t axis = 0; axis < output.ndim(); ++axis)
+    axes.push_back(Var(new VarNode("a" + std::to_string(axis))));
+  const Expr sample = output.at(std::vector<Expr>(axes.begin(), axes.end()));
+  const std::vector<const ReduceNode*> sample_reductions = FindReductions(sample);
+  if (sample_reductions.size() != 1) return std::nullopt;
+  const auto* sample_space = As<IntImmNode>(Product(sample_reductions[0]->extents));
+  if (sample_space == nullptr || !PairwiseCombine(*sample_reductions[0])) return std::nullopt;
+  const int64_t lanes_per_element = LanesPerElement(
+      count, sample_space->value,
+      ContiguousAlong(sample_reductions[0]->body, sample_reductions[0]->axes.back()));
+  if (lanes_per_element == 0) return std::nullopt;
 
-  const int64_t lanes = gpu::kGroupLanes;
+  const int64_t lanes = gpu::kGroupLanes, per_group = lanes / lanes_per_element;
+  const Var group(new VarNode("group")), lane(new VarNode("lane"));
+  const Expr segment_lane = Binary(BinaryOp::kFloorMod, lane, Int(lanes_per_element));
+  const Expr index = Add(Multiply(group, Int(per_group)),
+                         Binary(BinaryOp::kFloorDivide, lane, Int(lanes_per_element)));
+  const Expr inside = Binary(BinaryOp::kLess, index, Int(count));
+  // Lanes past the last element (of a group's last segments) still meet the
+  // barriers; they read nothing and store nothing.
+  const Expr element =
+      output.at(Unflatten(Binary(BinaryOp::kMinimum, index, Int(count - 1)), output.shape));
+  const std::vector<const ReduceNode*> reductions = FindReductions(element);
+  RELAY_CHECK(reductions.size() == 1, "an element holds the reduction its sample holds");
+  const ReduceNode& reduce = *reductions[0];
+  const BinaryOp combine = *PairwiseCombine(reduce);
+  const int64_t space = sample_space->value;
+
   const DType dtype = reduce.body->dtype;
   const Buffer partial(new BufferNode("partial", dtype, {Int(1)}));
   const Buffer shared(new BufferNode("shared", dtype, {Int(lanes)}));
-  // This lane's share: positions lane, lane + lanes, ... of the flat space.
+  // This lane's share: positions segment_lane, + lanes_per_element, ... of
+  // the flat space.
   const Var step(new VarNode("step"));
-  const Expr flat = Add(Multiply(step, Int(lanes)), lane);
-  Replacements axes;
+  const Expr flat = Add(Multiply(step, Int(lanes_per_element)), segment_lane);
+  Replacements positions;
   const std::vector<Expr> position = Unflatten(flat, reduce.extents);
   for (size_t axis = 0; axis < reduce.axes.size(); ++axis)
-    axes[reduce.axes[axis].get()] = position[axis];
-  const Expr term = Substitute(reduce.body, axes);
+    positions[reduce.axes[axis].get()] = position[axis];
+  const Expr term = Substitute(reduce.body, positions);
   std::vector<Stmt> lane_body;
   lane_body.push_back(Stmt(new StoreNode(partial, Int(0), reduce.init)));
   lane_body.push_back(Stmt(new ForNode(
-      step, Int((space->value + lanes - 1) / lanes), ForKind::kSerial,
+      step, Int((space + lanes_per_element - 1) / lanes_per_element), ForKind::kSerial,
       Stmt(new IfThenElseNode(
-          Binary(BinaryOp::kLess, flat, Int(space->value)),
-          Stmt(new StoreNode(partial, Int(0), Binary(*combine, Load(partial, Int(0)), term))),
+          Binary(BinaryOp::kAnd, inside, Binary(BinaryOp::kLess, flat, Int(space))),
+          Stmt(new StoreNode(partial, Int(0), Binary(combine, Load(partial, Int(0)), term))),
           nullptr)))));
   lane_body.push_back(Stmt(new StoreNode(shared, lane, Load(partial, Int(0)))));
   lane_body.push_back(Stmt(new BarrierNode()));
-  // The tree: halves fold onto the lower half, every lane at every barrier.
-  for (int64_t half = lanes / 2; half >= 1; half /= 2) {
-    lane_body.push_back(
-        Stmt(new IfThenElseNode(Binary(BinaryOp::kLess, lane, Int(half)),
-                                Stmt(new StoreNode(shared, lane,
-                                                   Binary(*combine, Load(shared, lane),
-                                                          Load(shared, Add(lane, Int(half)))))),
-                                nullptr)));
+  // The tree: each segment's halves fold onto its lower half, every lane at
+  // every barrier.
+  for (int64_t half = lanes_per_element / 2; half >= 1; half /= 2) {
+    lane_body.push_back(Stmt(new IfThenElseNode(
+        Binary(BinaryOp::kLess, segment_lane, Int(half)),
+        Stmt(new StoreNode(
+            shared, lane, Binary(combine, Load(shared, lane), Load(shared, Add(lane, Int(half)))))),
+        nullptr)));
     lane_body.push_back(Stmt(new BarrierNode()));
   }
   const Expr value =
-      Substitute(element, {{static_cast<const ExprNode*>(&reduce), Load(shared, Int(0))}});
-  lane_body.push_back(Stmt(new IfThenElseNode(Binary(BinaryOp::kEqual, lane, Int(0)),
-                                              Stmt(new StoreNode(out, group, value)), nullptr)));
+      Substitute(element, {{static_cast<const ExprNode*>(&reduce), Load(shared, lane)}});
+  lane_body.push_back(Stmt(new IfThenElseNode(
+      Binary(BinaryOp::kAnd, inside, Binary(BinaryOp::kEqual, segment_lane, Int(0))),
+      Stmt(new StoreNode(out, index, value)), nullptr)));
   Stmt lanes_loop(new ForNode(lane, Int(lanes), ForKind::kDeviceLanes,
                               Stmt(new AllocateNode(partial, Stmt(new SequenceNode(lane_body))))));
   params.push_back(out);
   return kir::Kernel{
       name, std::move(params), 1, dims,
-      Stmt(new ForNode(group, Int(elements->value), ForKind::kDeviceGroups,
+      Stmt(new ForNode(group, Int((count + per_group - 1) / per_group), ForKind::kDeviceGroups,
                        Stmt(new AllocateNode(shared, lanes_loop, MemoryScope::kShared))))};
 }
 
@@ -453,8 +522,8 @@ kir::Kernel BuildGpuKernel(const std::string& name, const std::vector<Buffer>& i
   if (std::optional<kir::Kernel> tiled = TiledContraction(name, inputs, dims, out, output)) {
     return std::move(*tiled);
   }
-  if (std::optional<kir::Kernel> per_group = GroupPerElement(name, inputs, dims, out, output)) {
-    return std::move(*per_group);
+  if (std::optional<kir::Kernel> grouped = GroupReduction(name, inputs, dims, out, output)) {
+    return std::move(*grouped);
   }
   if (std::optional<kir::Kernel> per_row = RowPerThread(name, inputs, dims, out, output)) {
     return std::move(*per_row);

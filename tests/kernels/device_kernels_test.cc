@@ -192,6 +192,64 @@ TEST(OpenClKernelsTest, LongReductionsOfFewOutputsReduceInWorkGroups) {
   EXPECT_EQ(maxima[2], 1.0f);
 }
 
+// Shorter reductions read along rows take a warp's worth of lanes each, 8
+// elements to a group: 13 elements leave the second group's last segments
+// empty (they meet the barriers, read and store nothing).
+TEST(OpenClKernelsTest, ShorterRowReductionsTakeASegmentOfAGroupPerElement) {
+  REQUIRE_OPENCL(device);
+  const int64_t rows = 13, length = 300;
+  std::vector<float> x(rows * length);
+  for (size_t index = 0; index < x.size(); ++index) x[index] = float(index % 11) * 0.5f - 2.0f;
+  x[7 * length + 299] = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<Ref<Tensor>> input{
+      CopyTensor(*HostTensor<float>(DType::kFloat32, x)->Reshape({rows, length}), *device)};
+  const std::vector<float> sums =
+      HostValues<float>(RunOperator("sum", input, {{"axis", AttrValue::IntList({1})}}));
+  const std::vector<float> maxima =
+      HostValues<float>(RunOperator("max", input, {{"axis", AttrValue::IntList({1})}}));
+  ASSERT_EQ(sums.size(), size_t(rows));
+  for (int64_t row = 0; row < rows; ++row) {
+    double expected_sum = 0;
+    float expected_max = -std::numeric_limits<float>::infinity();
+    for (int64_t k = 0; k < length; ++k) {
+      expected_sum += x[row * length + k];
+      expected_max = std::max(expected_max, x[row * length + k]);
+    }
+    if (row == 7) {
+      EXPECT_TRUE(std::isnan(sums[row]));
+      EXPECT_TRUE(std::isnan(maxima[row])) << "a NaN in a segment's share propagates";
+      continue;
+    }
+    EXPECT_NEAR(sums[row], expected_sum, 1e-3) << row;
+    EXPECT_EQ(maxima[row], expected_max) << row;
+  }
+}
+
+TEST(KernelSourceTest, ReductionsChooseLanesByLengthAndLayout) {
+  const Buffer x(new BufferNode("x", DType::kFloat32, {Int(40), Int(300)}));
+  const Var k(new VarNode("k"));
+  // Along rows: contiguous, a segment of 32 lanes per element, 8 per group.
+  const TensorExpr row_sums{{Int(40)}, DType::kFloat32, [&](const std::vector<Expr>& at) {
+                              return Reduce(ReduceOp::kSum, {k}, {Int(300)},
+                                            Float(0, DType::kFloat32),
+                                            Load(x, Add(Multiply(at[0], Int(300)), k)));
+                            }};
+  const kir::Kernel rows = BuildGpuKernel("row_sums", {x}, {}, row_sums);
+  EXPECT_EQ(gpu::EvaluateIndexExpr(
+                gpu::EmitKernelSource(rows, gpu::SourceDialect::kCudaC).thread_count, {}, {}),
+            5 * 256);
+  // Across rows (a column sum): strided, a thread per element.
+  const TensorExpr column_sums{{Int(300)}, DType::kFloat32, [&](const std::vector<Expr>& at) {
+                                 return Reduce(ReduceOp::kSum, {k}, {Int(40)},
+                                               Float(0, DType::kFloat32),
+                                               Load(x, Add(Multiply(k, Int(300)), at[0])));
+                               }};
+  const kir::Kernel columns = BuildGpuKernel("column_sums", {x}, {}, column_sums);
+  EXPECT_EQ(gpu::EvaluateIndexExpr(
+                gpu::EmitKernelSource(columns, gpu::SourceDialect::kCudaC).thread_count, {}, {}),
+            300);
+}
+
 TEST(KernelSourceTest, AWorkGroupReductionMeetsAtBarriersInSharedMemory) {
   const Var length(new VarNode("n"));
   const Buffer x(new BufferNode("x", DType::kFloat32, {Int(4096)}));
