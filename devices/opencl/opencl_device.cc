@@ -1,6 +1,9 @@
 #include "devices/opencl/opencl_device.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -301,6 +304,13 @@ class OpenClDevice final : public PooledDevice, public KernelLoader {
         disk_(DefaultKernelCacheDirectory(), kBinaryCacheVersion, ".relay-opencl"),
         disk_key_prefix_("opencl program binary\n" + std::move(identity) + "\n") {}
 
+  // The queued writes read their host copies until they have run.
+  ~OpenClDevice() override {
+    library_->finish(queue_->get());
+    std::lock_guard lock(writes_mutex_);
+    for (PendingWrite& write : pending_writes_) library_->release_event(write.done);
+  }
+
   SourceDialect dialect() const override { return SourceDialect::kOpenClC; }
 
   std::shared_ptr<const LoadedKernel> LoadKernel(const std::string& source,
@@ -311,16 +321,27 @@ class OpenClDevice final : public PooledDevice, public KernelLoader {
     });
   }
 
+  // Returns once the write is queued, from a copy of the bytes kept until
+  // its event says it has run: a blocking write would wait for every kernel
+  // queued before it (the queue is in order), and the caller may reuse its
+  // memory at once.
   void CopyFromHost(const void* source, void* destination_handle, size_t destination_offset,
                     size_t bytes) override {
     // OpenCL rejects zero-byte transfers with CL_INVALID_VALUE.
     if (bytes == 0) return;
+    ReleaseFinishedWrites(false);
+    auto copy = std::make_unique_for_overwrite<std::byte[]>(bytes);
+    std::memcpy(copy.get(), source, bytes);
+    cl_event done = nullptr;
     library_->Check(
-        library_->enqueue_write_buffer(queue_->get(), BufferOf(destination_handle), CL_TRUE,
-                                       destination_offset, bytes, source, 0, nullptr, nullptr),
+        library_->enqueue_write_buffer(queue_->get(), BufferOf(destination_handle), CL_FALSE,
+                                       destination_offset, bytes, copy.get(), 0, nullptr, &done),
         name(), "clEnqueueWriteBuffer");
+    std::lock_guard lock(writes_mutex_);
+    pending_writes_.push_back({done, std::move(copy)});
   }
 
+  // Returns when the bytes have arrived, after everything queued before.
   void CopyToHost(const void* source_handle, size_t source_offset, void* destination,
                   size_t bytes) override {
     if (bytes == 0) return;
@@ -328,6 +349,7 @@ class OpenClDevice final : public PooledDevice, public KernelLoader {
         library_->enqueue_read_buffer(queue_->get(), BufferOf(source_handle), CL_TRUE,
                                       source_offset, bytes, destination, 0, nullptr, nullptr),
         name(), "clEnqueueReadBuffer");
+    ReleaseFinishedWrites(true);
   }
 
   void CopyWithinDevice(const void* source_handle, size_t source_offset, void* destination_handle,
@@ -354,9 +376,41 @@ class OpenClDevice final : public PooledDevice, public KernelLoader {
 
   void Synchronize() override {
     library_->Check(library_->finish(queue_->get()), name(), "clFinish");
+    ReleaseFinishedWrites(true);
   }
 
  private:
+  struct PendingWrite {
+    cl_event done;
+    std::unique_ptr<std::byte[]> bytes;
+  };
+
+  // Releases the host copies of the writes that have run: all of them when
+  // the queue has been `drained`, else those whose events say so (in
+  // order: the queue is in order). A write that failed is reported here,
+  // as its call had returned.
+  void ReleaseFinishedWrites(bool drained) {
+    std::vector<PendingWrite> finished;
+    cl_int failure = CL_SUCCESS;
+    {
+      std::lock_guard lock(writes_mutex_);
+      while (!pending_writes_.empty()) {
+        cl_int status = CL_COMPLETE;
+        PendingWrite& write = pending_writes_.front();
+        if (library_->get_event_info(write.done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
+                                     &status, nullptr) != CL_SUCCESS) {
+          status = CL_COMPLETE;  // the queue's later calls report a broken device
+        }
+        if (status != CL_COMPLETE && status >= 0 && !drained) break;
+        if (status < 0 && failure == CL_SUCCESS) failure = status;
+        finished.push_back(std::move(write));
+        pending_writes_.pop_front();
+      }
+    }
+    for (PendingWrite& write : finished) library_->release_event(write.done);
+    library_->Check(failure, name(), "a queued clEnqueueWriteBuffer");
+  }
+
   void EnqueueCopy(const void* source_handle, size_t source_offset, void* destination_handle,
                    size_t destination_offset, size_t bytes) {
     library_->Check(library_->enqueue_copy_buffer(queue_->get(), BufferOf(source_handle),
@@ -378,6 +432,8 @@ class OpenClDevice final : public PooledDevice, public KernelLoader {
   static constexpr uint32_t kBinaryCacheVersion = 1;
   const KernelDiskCache disk_;
   const std::string disk_key_prefix_;
+  std::mutex writes_mutex_;
+  std::deque<PendingWrite> pending_writes_;  // oldest first
 };
 
 }  // namespace

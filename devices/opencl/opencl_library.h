@@ -55,7 +55,9 @@ namespace relay::devices {
   X(release_kernel, clReleaseKernel)                       \
   X(set_kernel_argument, clSetKernelArg)                   \
   X(get_kernel_work_group_info, clGetKernelWorkGroupInfo)  \
-  X(enqueue_nd_range_kernel, clEnqueueNDRangeKernel)
+  X(enqueue_nd_range_kernel, clEnqueueNDRangeKernel)       \
+  X(get_event_info, clGetEventInfo)                        \
+  X(release_event, clReleaseEvent)
 
 // One OpenCL device and the platform it belongs to.
 struct OpenClDeviceLocation {

@@ -2,15 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "devices/kernel_loader.h"
 #include "relay/error.h"
 #include "tests/devices/device_test_support.h"
 
@@ -85,6 +88,44 @@ TEST_F(OpenClDeviceTest, CopiesRoundTripThroughTheDeviceWithOffsets) {
   device_->Synchronize();
   device_->Free(first, 4096);
   device_->Free(second, 5000);
+}
+
+// A copy from the host returns once queued, behind a kernel still running;
+// the caller's memory is free for reuse at once, and the bytes arrive as
+// they were when it was called.
+TEST_F(OpenClDeviceTest, CopiesFromTheHostQueueBehindKernelsAndKeepTheirBytes) {
+  KernelLoader* loader = KernelLoaderOf(*device_);
+  ASSERT_NE(loader, nullptr);
+  // Long enough to still be running when the copies are queued.
+  const std::shared_ptr<const LoadedKernel> busy = loader->LoadKernel(
+      "__kernel void spin(__global float* base, long offset, long rounds) {\n"
+      "  __global float* out = (__global float*)((__global char*)base + offset);\n"
+      "  float value = 0.0f;\n"
+      "  for (long i = 0; i < rounds; ++i) value = value * 0.5f + 1.0f;\n"
+      "  out[get_global_id(0)] = value;\n"
+      "}\n",
+      "spin");
+  void* scratch = device_->Allocate(256 * sizeof(float));
+  const int64_t rounds = 2000000;
+  const BufferArgument scratch_argument{scratch, 0};
+  busy->Launch({&scratch_argument, 1}, {&rounds, 1}, 256);
+  std::vector<void*> blocks;
+  std::vector<std::vector<uint8_t>> expected;
+  std::vector<uint8_t> source(512);
+  for (uint8_t round = 0; round < 6; ++round) {
+    expected.push_back(Pattern(source.size(), round));
+    source = expected.back();
+    blocks.push_back(device_->Allocate(source.size()));
+    device_->CopyFromHost(source.data(), blocks.back(), 0, source.size());
+    std::fill(source.begin(), source.end(), uint8_t{0xEE});  // reused at once
+  }
+  for (size_t index = 0; index < blocks.size(); ++index) {
+    std::vector<uint8_t> output(source.size());
+    device_->CopyToHost(blocks[index], 0, output.data(), output.size());
+    EXPECT_EQ(output, expected[index]) << index;
+    device_->Free(blocks[index], source.size());
+  }
+  device_->Free(scratch, 256 * sizeof(float));
 }
 
 TEST_F(OpenClDeviceTest, OverlappingCopyWithinOneBufferMovesLikeMemmove) {
