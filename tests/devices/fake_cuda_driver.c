@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef enum cudaError_enum {
   kSuccess = 0,
@@ -23,6 +24,7 @@ typedef enum cudaError_enum {
   kNoDevice = 100,
   kInvalidDevice = 101,
   kInvalidImage = 200,
+  kInvalidPtx = 218,
   kInvalidContext = 201,
   kInvalidHandle = 400,
   kNotFound = 500,
@@ -193,6 +195,7 @@ static const struct ResultText kResultTexts[] = {
     {kInvalidDevice, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
     {kInvalidContext, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
     {kIllegalAddress, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {kInvalidPtx, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
     {kUnknown, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
@@ -625,6 +628,28 @@ static FakeResult FakeDeviceGetAttribute(int* value, FakeDeviceAttribute attribu
 
 /* Accepts PTX text only (what NVRTC writes): a ".version" line and at least
  * one ".entry"; the real driver would compile it for the GPU here. */
+/* With $RELAY_FAKE_CUDA_PTXAS naming ptxas, every module is assembled for
+ * the fake's architecture (sm_80) as the driver would compile it for a GPU:
+ * PTX that ptxas refuses (a kernel needing more registers or shared memory
+ * than the GPU has, a malformed instruction) is CUDA_ERROR_INVALID_PTX, with
+ * ptxas's messages on stderr. */
+static FakeResult AssembleWithPtxas(const char* text) {
+  const char* ptxas = getenv("RELAY_FAKE_CUDA_PTXAS");
+  if (ptxas == NULL || *ptxas == '\0') return kSuccess;
+  char path[] = "/tmp/relay-fake-cuda-XXXXXX.ptx";
+  const int file = mkstemps(path, 4);
+  if (file < 0) return kUnknown;
+  const size_t length = strlen(text);
+  const int written = write(file, text, length) == (ssize_t)length;
+  close(file);
+  char command[4096];
+  const int fits = snprintf(command, sizeof(command), "'%s' -arch=sm_80 -o /dev/null '%s' 1>&2",
+                            ptxas, path) < (int)sizeof(command);
+  const int status = written && fits ? system(command) : -1;
+  unlink(path);
+  return status == 0 ? kSuccess : kInvalidPtx;
+}
+
 static FakeResult FakeModuleLoadData(struct CUmod_st** module, const void* image) {
   const FakeResult injected = TakeInjectedFailure("cuModuleLoadData");
   if (injected != kSuccess) return injected;
@@ -632,6 +657,8 @@ static FakeResult FakeModuleLoadData(struct CUmod_st** module, const void* image
   const char* text = (const char*)image;
   if (text == NULL || strstr(text, ".version") == NULL || strstr(text, ".entry") == NULL)
     return kInvalidImage;
+  const FakeResult assembled = AssembleWithPtxas(text);
+  if (assembled != kSuccess) return assembled;
   pthread_mutex_lock(&state_mutex);
   if (module_count == kMaximumModules) {
     pthread_mutex_unlock(&state_mutex);

@@ -42,7 +42,9 @@ int fake_cuda_primary_context_references(int device);
 /* Contexts pushed on the calling thread and not popped. */
 int fake_cuda_context_stack_depth(void);
 /* Modules loaded (cuModuleLoadData, PTX text only) and not unloaded. Their
- * kernels cannot run: cuLaunchKernel checks its arguments and counts. */
+ * kernels cannot run: cuLaunchKernel checks its arguments and counts. Where
+ * $RELAY_FAKE_CUDA_PTXAS names ptxas, each module's PTX is assembled for
+ * sm_80 first, and PTX it refuses is CUDA_ERROR_INVALID_PTX. */
 size_t fake_cuda_live_modules(void);
 /* Calls of cuLaunchKernel that succeeded, since the process started. */
 size_t fake_cuda_launches(void);

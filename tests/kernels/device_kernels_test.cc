@@ -661,6 +661,43 @@ TEST(CudaKernelsTest, AnOperatorIsLoadedOnceAndLaunchedWithOneThreadPerElement) 
   EXPECT_EQ(grid, 4u);  // 1000 threads in blocks of 256
 }
 
+// With ptxas, the fake driver assembles each module for sm_80 as a GPU's
+// driver would: a kernel asking for more shared memory than a block may
+// have passes NVRTC but not ptxas.
+TEST(CudaKernelsTest, PtxThatPtxasRefusesDoesNotLoad) {
+  try {
+    devices::NvrtcVersion();
+  } catch (const Error& error) {
+    GTEST_SKIP() << error.what();
+  }
+  const char* configured = std::getenv("RELAY_FAKE_CUDA_PTXAS");
+  const std::string ptxas = configured != nullptr ? configured : "/usr/local/cuda/bin/ptxas";
+  if (access(ptxas.c_str(), X_OK) != 0) GTEST_SKIP() << "no ptxas at " << ptxas;
+  setenv("RELAY_FAKE_CUDA_PTXAS", ptxas.c_str(), 1);
+  fake_cuda_reset(1, size_t{1} << 30, 0);
+  std::unique_ptr<Device> device = devices::CreateCudaDevice(
+      devices::LoadCudaDriverFromResolver(&fake_cuda_symbol, "fake libcuda"), 0);
+  devices::KernelLoader* loader = devices::KernelLoaderOf(*device);
+  ASSERT_NE(loader, nullptr);
+  // 400 KB of static shared memory; a block may have 48 KB.
+  const std::string source =
+      "extern \"C\" __global__ void hoard(float* out) {\n"
+      "  __shared__ float big[100000];\n"
+      "  big[threadIdx.x] = 1.0f;\n"
+      "  __syncthreads();\n"
+      "  out[threadIdx.x] = big[99999 - threadIdx.x];\n"
+      "}\n";
+  try {
+    loader->LoadKernel(source, "hoard");
+    ADD_FAILURE() << "ptxas accepted 400 KB of shared memory";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::kDevice);
+    EXPECT_NE(std::string(error.what()).find("CUDA_ERROR_INVALID_PTX"), std::string::npos)
+        << error.what();
+  }
+  if (configured == nullptr) unsetenv("RELAY_FAKE_CUDA_PTXAS");
+}
+
 TEST(CudaKernelsTest, PtxIsCachedOnDisk) {
   try {
     devices::NvrtcVersion();
