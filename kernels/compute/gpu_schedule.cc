@@ -128,7 +128,8 @@ bool ContiguousAlong(const Expr& body, const Var& axis) {
       Replacements fixed;
       for (const VarNode* var : FreeVariables(load->index)) fixed[var] = Int(0);
       fixed[axis.get()] = Int(value);
-      const auto* constant = As<IntImmNode>(Substitute(load->index, fixed));
+      const Expr index = Substitute(load->index, fixed);
+      const auto* constant = As<IntImmNode>(index);
       return constant != nullptr ? std::optional<int64_t>(constant->value) : std::nullopt;
     };
     const std::optional<int64_t> first = index_at(0), second = index_at(1);
@@ -172,7 +173,8 @@ std::optional<kir::Kernel> GroupReduction(const std::string& name, std::vector<B
   const Expr sample = output.at(std::vector<Expr>(axes.begin(), axes.end()));
   const std::vector<const ReduceNode*> sample_reductions = FindReductions(sample);
   if (sample_reductions.size() != 1) return std::nullopt;
-  const auto* sample_space = As<IntImmNode>(Product(sample_reductions[0]->extents));
+  const Expr sample_space_size = Product(sample_reductions[0]->extents);
+  const auto* sample_space = As<IntImmNode>(sample_space_size);
   if (sample_space == nullptr || !PairwiseCombine(*sample_reductions[0])) return std::nullopt;
   const int64_t lanes_per_element = LanesPerElement(
       count, sample_space->value,
