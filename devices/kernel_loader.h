@@ -53,6 +53,10 @@ class KernelLoader {
  public:
   virtual ~KernelLoader() = default;
   virtual SourceDialect dialect() const = 0;
+  // Whether the device's work-items run on CPU cores (PoCL, an OpenCL CPU
+  // driver) rather than a GPU's: the GPU schedule then leaves out what only
+  // pays on a GPU (see GpuScheduleOptions).
+  virtual bool work_items_on_cpu_cores() const { return false; }
   // The compiled kernel named `entry` in `source`: built on first use and
   // kept for the life of the device (keyed by the text), so loading the
   // same source again costs a lookup.

@@ -292,7 +292,7 @@ class OpenClDevice final : public PooledDevice, public KernelLoader {
   OpenClDevice(std::shared_ptr<const OpenClLibrary> library, DeviceId id,
                const OpenClDeviceLocation& location, std::shared_ptr<const OwnedContext> context,
                std::string description, std::string identity, size_t largest_buffer_bytes,
-               MemoryPoolOptions pool_options)
+               bool cpu_device, MemoryPoolOptions pool_options)
       : PooledDevice(id, std::move(description),
                      std::make_unique<OpenClBufferAllocator>(library, context, id.ToString(),
                                                              largest_buffer_bytes),
@@ -302,7 +302,8 @@ class OpenClDevice final : public PooledDevice, public KernelLoader {
         device_(location.device),
         queue_(std::make_shared<OwnedQueue>(*library_, *context_, location.device, name())),
         disk_(DefaultKernelCacheDirectory(), kBinaryCacheVersion, ".relay-opencl"),
-        disk_key_prefix_("opencl program binary\n" + std::move(identity) + "\n") {}
+        disk_key_prefix_("opencl program binary\n" + std::move(identity) + "\n"),
+        cpu_device_(cpu_device) {}
 
   // The queued writes read their host copies until they have run.
   ~OpenClDevice() override {
@@ -312,6 +313,7 @@ class OpenClDevice final : public PooledDevice, public KernelLoader {
   }
 
   SourceDialect dialect() const override { return SourceDialect::kOpenClC; }
+  bool work_items_on_cpu_cores() const override { return cpu_device_; }
 
   std::shared_ptr<const LoadedKernel> LoadKernel(const std::string& source,
                                                  const std::string& entry) override {
@@ -432,6 +434,7 @@ class OpenClDevice final : public PooledDevice, public KernelLoader {
   static constexpr uint32_t kBinaryCacheVersion = 1;
   const KernelDiskCache disk_;
   const std::string disk_key_prefix_;
+  const bool cpu_device_;  // CL_DEVICE_TYPE_CPU
   std::mutex writes_mutex_;
   std::deque<PendingWrite> pending_writes_;  // oldest first
 };
@@ -474,10 +477,12 @@ std::unique_ptr<Device> CreateOpenClDevice(int32_t index, MemoryPoolOptions pool
   std::string identity = model + "\n" + platform + "\n" +
                          library->DeviceText(location.device, CL_DEVICE_VERSION, name) + "\n" +
                          library->DeviceText(location.device, CL_DRIVER_VERSION, name);
+  const bool cpu_device =
+      (library->DeviceNumber(location.device, CL_DEVICE_TYPE, name) & CL_DEVICE_TYPE_CPU) != 0;
   auto context = std::make_shared<OwnedContext>(*library, location, name);
   return std::make_unique<OpenClDevice>(std::move(library), id, location, std::move(context),
                                         std::move(description), std::move(identity), largest_buffer,
-                                        std::move(pool_options));
+                                        cpu_device, std::move(pool_options));
 }
 
 }  // namespace relay::devices

@@ -555,7 +555,8 @@ std::shared_ptr<const PreparedOperator> PrepareDefinition(const OperatorDefiniti
                             : std::span<const int32_t>();
     if (device != nullptr) {
       prepared->kernels.push_back(PrepareKernel(
-          BuildGpuKernel(definition.name, buffers, dims, output), type.shape, dim_values, device));
+          BuildGpuKernel(definition.name, buffers, dims, output, GpuScheduleOptionsFor(*device)),
+          type.shape, dim_values, device));
       continue;
     }
     std::optional<kir::Kernel> padding;
@@ -695,8 +696,9 @@ std::shared_ptr<const PreparedOperator> PrepareFusedOperators(
   auto prepared = std::make_shared<PreparedOperator>();
   prepared->name = name;
   if (device != nullptr) {
-    prepared->kernels.push_back(PrepareKernel(BuildGpuKernel(name, buffers, {}, results.back()),
-                                              result_types.back().shape, {}, device));
+    prepared->kernels.push_back(PrepareKernel(
+        BuildGpuKernel(name, buffers, {}, results.back(), GpuScheduleOptionsFor(*device)),
+        result_types.back().shape, {}, device));
     return prepared;
   }
   // A group ending in a constant pad takes the pad's schedule (a bias and

@@ -17,4 +17,11 @@ DeviceKernel CompileDeviceKernel(const kir::Kernel& kernel, Device& device) {
   return {loader->LoadKernel(source.text, gpu::kKernelEntry), std::move(source.thread_count)};
 }
 
+GpuScheduleOptions GpuScheduleOptionsFor(Device& device) {
+  GpuScheduleOptions options;
+  const devices::KernelLoader* loader = devices::KernelLoaderOf(device);
+  options.split_row_reductions = loader == nullptr || !loader->work_items_on_cpu_cores();
+  return options;
+}
+
 }  // namespace relay::kernels

@@ -9,6 +9,7 @@
 #include <span>
 
 #include "devices/kernel_loader.h"
+#include "kernels/compute/gpu_schedule.h"
 #include "kernels/kir/kir.h"
 #include "relay/device.h"
 
@@ -22,5 +23,8 @@ struct DeviceKernel {
 // `kernel` compiled for `device`. Throws kUsage when the device loads no
 // source kernels (the CPU, XRT), and the loader's kDevice errors.
 DeviceKernel CompileDeviceKernel(const kir::Kernel& kernel, Device& device);
+
+// The GPU schedule's choices for `device` (BuildGpuKernel).
+GpuScheduleOptions GpuScheduleOptionsFor(Device& device);
 
 }  // namespace relay::kernels

@@ -145,9 +145,10 @@ bool ContiguousAlong(const Expr& body, const Var& axis) {
 // a thread per element would read its own row, uncoalesced. A reduction
 // across rows (a column sum) stays a thread per element, whose neighbours
 // read neighbouring columns.
-int64_t LanesPerElement(int64_t count, int64_t space, bool contiguous) {
+int64_t LanesPerElement(int64_t count, int64_t space, bool contiguous,
+                        const GpuScheduleOptions& options) {
   if (space >= kLeastGroupReduction && count <= kMostGroupElements) return gpu::kGroupLanes;
-  if (space >= kLeastWarpReduction && contiguous) return kWarpLanes;
+  if (options.split_row_reductions && space >= kLeastWarpReduction && contiguous) return kWarpLanes;
   return 0;
 }
 
@@ -161,7 +162,8 @@ int64_t LanesPerElement(int64_t count, int64_t space, bool contiguous) {
 // whole row.
 std::optional<kir::Kernel> GroupReduction(const std::string& name, std::vector<Buffer> params,
                                           const std::vector<Var>& dims, const Buffer& out,
-                                          const TensorExpr& output) {
+                                          const TensorExpr& output,
+                                          const GpuScheduleOptions& options) {
   const Expr element_count = Product(output.shape);
   const auto* elements = As<IntImmNode>(element_count);
   if (elements == nullptr || elements->value == 0) return std::nullopt;
@@ -178,7 +180,7 @@ std::optional<kir::Kernel> GroupReduction(const std::string& name, std::vector<B
   if (sample_space == nullptr || !PairwiseCombine(*sample_reductions[0])) return std::nullopt;
   const int64_t lanes_per_element = LanesPerElement(
       count, sample_space->value,
-      ContiguousAlong(sample_reductions[0]->body, sample_reductions[0]->axes.back()));
+      ContiguousAlong(sample_reductions[0]->body, sample_reductions[0]->axes.back()), options);
   if (lanes_per_element == 0) return std::nullopt;
 
   const int64_t lanes = gpu::kGroupLanes, per_group = lanes / lanes_per_element;
@@ -519,12 +521,14 @@ std::optional<kir::Kernel> TiledContraction(const std::string& name, std::vector
 }  // namespace
 
 kir::Kernel BuildGpuKernel(const std::string& name, const std::vector<Buffer>& inputs,
-                           const std::vector<Var>& dims, const TensorExpr& output) {
+                           const std::vector<Var>& dims, const TensorExpr& output,
+                           const GpuScheduleOptions& options) {
   const Buffer out(new BufferNode("out", output.dtype, output.shape));
   if (std::optional<kir::Kernel> tiled = TiledContraction(name, inputs, dims, out, output)) {
     return std::move(*tiled);
   }
-  if (std::optional<kir::Kernel> grouped = GroupReduction(name, inputs, dims, out, output)) {
+  if (std::optional<kir::Kernel> grouped =
+          GroupReduction(name, inputs, dims, out, output, options)) {
     return std::move(*grouped);
   }
   if (std::optional<kir::Kernel> per_row = RowPerThread(name, inputs, dims, out, output)) {

@@ -22,6 +22,7 @@
 #include "devices/opencl/opencl_device.h"
 #include "kernels/codegen/gpu/kernel_source.h"
 #include "kernels/compute/cpu_kernels.h"
+#include "kernels/compute/device_kernels.h"
 #include "kernels/compute/gpu_schedule.h"
 #include "kernels/kir/rewrite.h"
 #include "relay/devices.h"
@@ -192,9 +193,27 @@ TEST(OpenClKernelsTest, LongReductionsOfFewOutputsReduceInWorkGroups) {
   EXPECT_EQ(maxima[2], 1.0f);
 }
 
+// Runs `kernel` (one float output of `outputs` elements after its inputs)
+// on `device` through its KernelLoader, as PrepareOperator would.
+std::vector<float> RunOnDevice(const kir::Kernel& kernel, Device& device,
+                               const std::vector<Ref<Tensor>>& inputs, int64_t outputs) {
+  devices::KernelLoader* loader = devices::KernelLoaderOf(device);
+  const gpu::KernelSource source = gpu::EmitKernelSource(kernel, loader->dialect());
+  const std::shared_ptr<const devices::LoadedKernel> loaded =
+      loader->LoadKernel(source.text, gpu::kKernelEntry);
+  Ref<Tensor> out = Tensor::Empty(device, {outputs}, DType::kFloat32);
+  std::vector<devices::BufferArgument> buffers;
+  for (const Ref<Tensor>& input : inputs)
+    buffers.push_back({input->storage()->handle(), input->byte_offset()});
+  buffers.push_back({out->storage()->handle(), out->byte_offset()});
+  loaded->Launch(buffers, {}, gpu::EvaluateIndexExpr(source.thread_count, {}, {}));
+  return HostValues<float>(out);
+}
+
 // Shorter reductions read along rows take a warp's worth of lanes each, 8
 // elements to a group: 13 elements leave the second group's last segments
-// empty (they meet the barriers, read and store nothing).
+// empty (they meet the barriers, read and store nothing). Built with the
+// GPU's options: PoCL itself (CPU cores) gets a thread per element.
 TEST(OpenClKernelsTest, ShorterRowReductionsTakeASegmentOfAGroupPerElement) {
   REQUIRE_OPENCL(device);
   const int64_t rows = 13, length = 300;
@@ -203,17 +222,30 @@ TEST(OpenClKernelsTest, ShorterRowReductionsTakeASegmentOfAGroupPerElement) {
   x[7 * length + 299] = std::numeric_limits<float>::quiet_NaN();
   const std::vector<Ref<Tensor>> input{
       CopyTensor(*HostTensor<float>(DType::kFloat32, x)->Reshape({rows, length}), *device)};
-  const std::vector<float> sums =
-      HostValues<float>(RunOperator("sum", input, {{"axis", AttrValue::IntList({1})}}));
-  const std::vector<float> maxima =
-      HostValues<float>(RunOperator("max", input, {{"axis", AttrValue::IntList({1})}}));
+  const Buffer buffer(new BufferNode("x", DType::kFloat32, {Int(rows), Int(length)}));
+  const Var k(new VarNode("k"));
+  auto row_reduction = [&](ReduceOp op, Expr init) {
+    const TensorExpr reduction{{Int(rows)}, DType::kFloat32, [&](const std::vector<Expr>& at) {
+                                 return Reduce(op, {k}, {Int(length)}, init,
+                                               Load(buffer, Add(Multiply(at[0], Int(length)), k)));
+                               }};
+    const kir::Kernel kernel = BuildGpuKernel("rows", {buffer}, {}, reduction);
+    EXPECT_EQ(gpu::EvaluateIndexExpr(
+                  gpu::EmitKernelSource(kernel, gpu::SourceDialect::kOpenClC).thread_count, {}, {}),
+              2 * 256)
+        << "two groups of 8 segments";
+    return RunOnDevice(kernel, *device, input, rows);
+  };
+  const std::vector<float> sums = row_reduction(ReduceOp::kSum, Float(0, DType::kFloat32));
+  const std::vector<float> maxima = row_reduction(
+      ReduceOp::kMaximum, Float(-std::numeric_limits<double>::infinity(), DType::kFloat32));
   ASSERT_EQ(sums.size(), size_t(rows));
   for (int64_t row = 0; row < rows; ++row) {
     double expected_sum = 0;
     float expected_max = -std::numeric_limits<float>::infinity();
-    for (int64_t k = 0; k < length; ++k) {
-      expected_sum += x[row * length + k];
-      expected_max = std::max(expected_max, x[row * length + k]);
+    for (int64_t index = 0; index < length; ++index) {
+      expected_sum += x[row * length + index];
+      expected_max = std::max(expected_max, x[row * length + index]);
     }
     if (row == 7) {
       EXPECT_TRUE(std::isnan(sums[row]));
@@ -223,6 +255,9 @@ TEST(OpenClKernelsTest, ShorterRowReductionsTakeASegmentOfAGroupPerElement) {
     EXPECT_NEAR(sums[row], expected_sum, 1e-3) << row;
     EXPECT_EQ(maxima[row], expected_max) << row;
   }
+  // PoCL's own choice: a thread per element, as its work-items run on CPU
+  // cores.
+  EXPECT_FALSE(GpuScheduleOptionsFor(*device).split_row_reductions);
 }
 
 TEST(KernelSourceTest, ReductionsChooseLanesByLengthAndLayout) {
