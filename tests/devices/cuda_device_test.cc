@@ -201,6 +201,21 @@ TEST_F(FakeCudaDriverTest, DriverErrorsNameTheDeviceAndTheOperation) {
   device->Free(block, 64);
 }
 
+// Copies `bytes` of a pattern into a new block of `device`, overwrites the
+// source as soon as the copy returns (the caller may reuse its memory), and
+// checks that reading the block back gives the pattern.
+void ExpectCopiesKeepTheirBytes(Device& device, size_t bytes) {
+  std::vector<uint8_t> input = Pattern(bytes, 5);
+  const std::vector<uint8_t> expected = input;
+  void* block = device.Allocate(bytes);
+  device.CopyFromHost(input.data(), block, 0, bytes);
+  std::fill(input.begin(), input.end(), uint8_t{0});
+  std::vector<uint8_t> output(bytes);
+  device.CopyToHost(block, 0, output.data(), bytes);
+  EXPECT_TRUE(output == expected);
+  device.Free(block, bytes);
+}
+
 // The fake runs queued copies only when the host waits, so a staging buffer
 // refilled before its transfer ran, or a read that did not wait, would show
 // here as wrong bytes.
@@ -211,15 +226,7 @@ TEST_F(FakeCudaDriverTest, CopiesPassThroughPinnedStagingOnTheDevicesOwnStream) 
     std::unique_ptr<Device> device = CreateCudaDevice(Driver(), 0);
     EXPECT_EQ(fake_cuda_live_streams(), 1u);
     // 10 MiB: three chunks through two staging buffers each way.
-    std::vector<uint8_t> input = Pattern(size_t{10} << 20, 5);
-    const std::vector<uint8_t> expected = input;
-    void* block = device->Allocate(input.size());
-    device->CopyFromHost(input.data(), block, 0, input.size());
-    // The caller's memory is free for reuse once the copy returns.
-    std::fill(input.begin(), input.end(), uint8_t{0});
-    std::vector<uint8_t> output(input.size());
-    device->CopyToHost(block, 0, output.data(), output.size());
-    EXPECT_TRUE(output == expected);
+    ExpectCopiesKeepTheirBytes(*device, size_t{10} << 20);
     EXPECT_EQ(fake_cuda_pinned_copies(), copies_before + 6);
     EXPECT_EQ(fake_cuda_live_pinned_blocks(), 2u);
     EXPECT_EQ(fake_cuda_live_events(), 2u);
@@ -237,7 +244,6 @@ TEST_F(FakeCudaDriverTest, CopiesPassThroughPinnedStagingOnTheDevicesOwnStream) 
       EXPECT_EQ(small, std::vector<uint8_t>(64, index)) << int(index);
       device->Free(blocks[index], 64);
     }
-    device->Free(block, input.size());
   }
   // The device returned its stream, events and page-locked buffers.
   EXPECT_EQ(fake_cuda_live_streams(), 0u);
@@ -251,17 +257,9 @@ TEST_F(FakeCudaDriverTest, CopiesStillWorkWhereHostMemoryCannotBeLocked) {
   constexpr int kCudaErrorOutOfMemory = 2;
   fake_cuda_fail_next_call("cuMemHostAlloc", kCudaErrorOutOfMemory);
   const size_t copies_before = fake_cuda_pinned_copies();
-  std::vector<uint8_t> input = Pattern(5000, 2);
-  const std::vector<uint8_t> expected = input;
-  void* block = device->Allocate(input.size());
-  device->CopyFromHost(input.data(), block, 0, input.size());
-  std::fill(input.begin(), input.end(), uint8_t{0});
-  std::vector<uint8_t> output(input.size());
-  device->CopyToHost(block, 0, output.data(), output.size());
-  EXPECT_EQ(output, expected);
+  ExpectCopiesKeepTheirBytes(*device, 5000);
   EXPECT_EQ(fake_cuda_pinned_copies(), copies_before) << "straight from the caller's memory";
   EXPECT_EQ(fake_cuda_live_pinned_blocks(), 0u);
-  device->Free(block, input.size());
 }
 
 TEST_F(FakeCudaDriverTest, DescriptionNamesTheModelMemoryAndDriver) {
