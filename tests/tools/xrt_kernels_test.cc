@@ -50,8 +50,7 @@ class XrtKernelsTest : public ::testing::Test {
     }
     WriteNpy((scratch_ / "x.npy"), *x);
     WriteNpy((scratch_ / "y.npy"), *y);
-    inputs_ = " --input x=" + (scratch_ / "x.npy") +
-              " --input y=" + (scratch_ / "y.npy");
+    inputs_ = " --input x=" + (scratch_ / "x.npy") + " --input y=" + (scratch_ / "y.npy");
   }
 
   // The program's result, read from `path`, is (x + 2y) * 2.
