@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -331,7 +330,7 @@ class OpenClDevice final : public PooledDevice, public KernelLoader {
                     size_t bytes) override {
     // OpenCL rejects zero-byte transfers with CL_INVALID_VALUE.
     if (bytes == 0) return;
-    ReleaseFinishedWrites(false);
+    ReleaseFinishedWrites();
     auto copy = std::make_unique_for_overwrite<std::byte[]>(bytes);
     std::memcpy(copy.get(), source, bytes);
     cl_event done = nullptr;
@@ -351,7 +350,7 @@ class OpenClDevice final : public PooledDevice, public KernelLoader {
         library_->enqueue_read_buffer(queue_->get(), BufferOf(source_handle), CL_TRUE,
                                       source_offset, bytes, destination, 0, nullptr, nullptr),
         name(), "clEnqueueReadBuffer");
-    ReleaseFinishedWrites(true);
+    ReleaseFinishedWrites();
   }
 
   void CopyWithinDevice(const void* source_handle, size_t source_offset, void* destination_handle,
@@ -378,7 +377,7 @@ class OpenClDevice final : public PooledDevice, public KernelLoader {
 
   void Synchronize() override {
     library_->Check(library_->finish(queue_->get()), name(), "clFinish");
-    ReleaseFinishedWrites(true);
+    ReleaseFinishedWrites();
   }
 
  private:
@@ -387,26 +386,26 @@ class OpenClDevice final : public PooledDevice, public KernelLoader {
     std::unique_ptr<std::byte[]> bytes;
   };
 
-  // Releases the host copies of the writes that have run: all of them when
-  // the queue has been `drained`, else those whose events say so (in
-  // order: the queue is in order). A write that failed is reported here,
-  // as its call had returned.
-  void ReleaseFinishedWrites(bool drained) {
+  // Releases the host copies of the writes whose events say they have run.
+  // Each is asked, not inferred from a drained queue: another thread may
+  // have queued a write since. A write that failed is reported here, as its
+  // call had returned.
+  void ReleaseFinishedWrites() {
     std::vector<PendingWrite> finished;
     cl_int failure = CL_SUCCESS;
     {
       std::lock_guard lock(writes_mutex_);
-      while (!pending_writes_.empty()) {
-        cl_int status = CL_COMPLETE;
-        PendingWrite& write = pending_writes_.front();
-        if (library_->get_event_info(write.done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
-                                     &status, nullptr) != CL_SUCCESS) {
-          status = CL_COMPLETE;  // the queue's later calls report a broken device
+      for (size_t index = 0; index < pending_writes_.size();) {
+        cl_int status = CL_QUEUED;  // kept while its state is unknown
+        library_->get_event_info(pending_writes_[index].done, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                 sizeof(status), &status, nullptr);
+        if (status != CL_COMPLETE && status >= 0) {
+          ++index;
+          continue;
         }
-        if (status != CL_COMPLETE && status >= 0 && !drained) break;
         if (status < 0 && failure == CL_SUCCESS) failure = status;
-        finished.push_back(std::move(write));
-        pending_writes_.pop_front();
+        finished.push_back(std::move(pending_writes_[index]));
+        pending_writes_.erase(pending_writes_.begin() + std::ptrdiff_t(index));
       }
     }
     for (PendingWrite& write : finished) library_->release_event(write.done);
@@ -436,7 +435,7 @@ class OpenClDevice final : public PooledDevice, public KernelLoader {
   const std::string disk_key_prefix_;
   const bool cpu_device_;  // CL_DEVICE_TYPE_CPU
   std::mutex writes_mutex_;
-  std::deque<PendingWrite> pending_writes_;  // oldest first
+  std::vector<PendingWrite> pending_writes_;
 };
 
 }  // namespace
