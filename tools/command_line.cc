@@ -47,6 +47,8 @@ constexpr Subcommand kSubcommands[] = {
      "           [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N [--warmup SECONDS]]\n"
      "           [--random-inputs] [--profile] [--trace FILE.json]\n"
      "           [--device cpu|opencl[:N]|cuda[:N]] [--xclbin FILE.xclbin]\n\n"
+     "--output writes a tensor result to a .npy file, a tuple of tensors to a .npz file\n"
+     "(out0, out1, ...; nested tuples depth-first: (r, (a, b)) gives out0 to out2).\n"
      "--device runs the program's tensor work on that device (see 'relay-vm devices'):\n"
      "kernels are compiled for it and queued there, while shapes, scalars and control\n"
      "flow stay on the host, as in TVM's VM; the result is copied back to the host.\n"

@@ -114,7 +114,30 @@ RunOptions ParseOptions(std::span<const std::string_view> arguments) {
   return options;
 }
 
-// A tuple's fields go to a .npz as out0, out1, ..., or by `names` (an
+// The tensors of `value`, a tensor or tuples of them nested to any depth,
+// depth-first: ((a, b), c) gives a, b, c, as TVM's gradient results nest
+// (result, (d_param1, ...)). `path` names the field for errors ("1.0": field
+// 0 of field 1 of the result).
+void CollectTensors(const Value& value, const std::string& path, const std::string& output,
+                    std::vector<Ref<Tensor>>& tensors) {
+  if (value && value->kind() == ObjectKind::kTensor) {
+    tensors.push_back(Ref<Tensor>(static_cast<Tensor*>(value.get())));
+    return;
+  }
+  if (!value || value->kind() != ObjectKind::kTuple) {
+    throw Error(ErrorKind::kUsage,
+                "--output " + output + ": " +
+                    (path.empty() ? "the result" : "field " + path + " of the result") +
+                    " is not a tensor or a tuple of tensors");
+  }
+  const auto& fields = static_cast<const Tuple*>(value.get())->fields();
+  for (size_t index = 0; index < fields.size(); ++index)
+    CollectTensors(fields[index], path + (path.empty() ? "" : ".") + std::to_string(index), output,
+                   tensors);
+}
+
+// A tensor result goes to a .npy file. A tuple's tensors, nested tuples
+// flattened depth-first, go to a .npz as out0, out1, ..., or by `names` (an
 // imported model's output names) when there are as many.
 void WriteOutput(const std::string& path, const Value& result,
                  const std::vector<std::string>& names) {
@@ -123,24 +146,21 @@ void WriteOutput(const std::string& path, const Value& result,
     return;
   }
   if (result && result->kind() == ObjectKind::kTuple && path.ends_with(".npz")) {
+    std::vector<Ref<Tensor>> tensors;
+    CollectTensors(result, "", path, tensors);
     std::vector<NamedTensor> arrays;
-    const auto& fields = static_cast<const Tuple*>(result.get())->fields();
-    for (size_t index = 0; index < fields.size(); ++index) {
-      if (!fields[index] || fields[index]->kind() != ObjectKind::kTensor) {
-        throw Error(ErrorKind::kUsage, "--output " + path + ": field " + std::to_string(index) +
-                                           " of the result is not a tensor");
-      }
+    for (size_t index = 0; index < tensors.size(); ++index) {
       arrays.push_back(
-          {names.size() == fields.size() ? names[index] : "out" + std::to_string(index),
-           Ref<Tensor>(static_cast<Tensor*>(fields[index].get()))});
+          {names.size() == tensors.size() ? names[index] : "out" + std::to_string(index),
+           tensors[index]});
     }
     WriteNpz(path, arrays);
     return;
   }
   throw Error(ErrorKind::kUsage,
               "--output " + path +
-                  ": a tensor result is written to a .npy file and a tuple of tensors to a .npz "
-                  "file; this result is neither for that name");
+                  ": a tensor result is written to a .npy file and a tuple of tensors (nested "
+                  "tuples too) to a .npz file; this result is neither for that name");
 }
 
 }  // namespace

@@ -152,6 +152,38 @@ TEST(RunCommandTest, TupleResultsGoToNpzFiles) {
   EXPECT_EQ(result.exit_code, 2);
 }
 
+// Nested tuples (a gradient's (result, (d_x, d_w))) are written depth-first
+// as out0, out1, ...; a field that is no tensor is named by its path.
+TEST(RunCommandTest, NestedTupleResultsGoToNpzDepthFirst) {
+  ScratchDirectory scratch;
+  std::string program = WriteProgram(
+      scratch,
+      "def @main() -> (float32, (Tensor[(2), float32], (Tensor[(3), int32],))) {\n"
+      "  (1.5f, (ones(shape=[2], dtype=\"float32\"), (zeros(shape=[3], dtype=\"int32\"),)))\n}\n");
+  CommandResult result = RunRelayVm("run " + program + " --output " + scratch / "out.npz");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::vector<NamedTensor> arrays = ReadNpz(scratch / "out.npz", HostDevice());
+  ASSERT_EQ(arrays.size(), 3u);
+  EXPECT_EQ(arrays[0].name, "out0");
+  EXPECT_EQ(arrays[0].tensor->shape(), (Shape{}));
+  EXPECT_EQ(arrays[0].tensor->data<float>()[0], 1.5f);
+  EXPECT_EQ(arrays[1].name, "out1");
+  EXPECT_EQ(arrays[1].tensor->shape(), (Shape{2}));
+  EXPECT_EQ(arrays[1].tensor->data<float>()[1], 1.0f);
+  EXPECT_EQ(arrays[2].name, "out2");
+  EXPECT_EQ(arrays[2].tensor->dtype(), DType::kInt32);
+  EXPECT_EQ(arrays[2].tensor->shape(), (Shape{3}));
+
+  std::string with_list = WriteProgram(
+      scratch, "def @main() -> (float32, (float32, List[int32])) {\n  (1f, (2f, Nil))\n}\n");
+  result = RunRelayVm("run " + with_list + " --output " + scratch / "list.npz");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_TRUE(
+      Contains(result.output, "field 1.1 of the result is not a tensor or a tuple of tensors"))
+      << result.output;
+  EXPECT_FALSE(std::filesystem::exists(scratch / "list.npz")) << "nothing written";
+}
+
 TEST(RunCommandTest, RuntimeErrorsNameTheSourceAndExitOne) {
   ScratchDirectory scratch;
   std::string program = WriteProgram(scratch,
