@@ -107,6 +107,27 @@ TEST_F(XrtKernelsTest, AKernelNotLoadedIsNamedWithTheWayToLoadIt) {
       << result.output;
 }
 
+// A function whose tensors do not fit the kernel's buffer arguments is
+// refused before anything runs on the card, saying what each side has.
+TEST_F(XrtKernelsTest, AFunctionThatDoesNotFitTheKernelIsRefused) {
+  const std::string program = scratch_ / "three.relay";
+  std::ofstream(program) << R"(#[version = "0.0.5"]
+def @vadd(%a: Tensor[(1000), int32], %b: Tensor[(1000), int32], %c: Tensor[(1000), int32], Compiler="xrt", global_symbol="vadd") -> Tensor[(1000), int32] {
+  add(add(%a, %b), %c)
+}
+def @main(%x: Tensor[(1000), int32], %y: Tensor[(1000), int32]) -> Tensor[(1000), int32] {
+  @vadd(%x, %y, %y)
+}
+)";
+  CommandResult result =
+      RunRelayVm("run " + program + inputs_ + " --xclbin " + kXclbin, {}, kFakeXrt);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(Contains(result.output,
+                       "xrt kernel vadd takes 3 buffers and 1 integer; the call gives 3 tensors "
+                       "and its result (4 buffers)"))
+      << result.output;
+}
+
 TEST_F(XrtKernelsTest, AFileThatIsNotAnXclbinIsRefusedByName) {
   CommandResult result =
       RunRelayVm("run " + program_ + inputs_ + " --xclbin " + program_, {}, kFakeXrt);
