@@ -126,25 +126,6 @@ bool NeedsPacking(const Expr& operand) {
   return false;
 }
 
-// How far apart (in elements) `operand`, a plain load, reads at `along` = 0
-// and 1 with every variable of `others` at 0; nothing when that is not a
-// constant (or `operand` is not a load).
-std::optional<int64_t> StrideAlong(const Expr& operand, const Var& along,
-                                   const std::vector<Var>& others) {
-  const auto* load = As<LoadNode>(operand);
-  if (load == nullptr) return std::nullopt;
-  Replacements at;
-  for (const Var& var : others) at[var.get()] = Int(0);
-  at[along.get()] = Int(0);
-  const Expr first = Substitute(load->index, at);
-  at[along.get()] = Int(1);
-  const Expr second = Substitute(load->index, at);
-  const auto* first_value = As<IntImmNode>(first);
-  const auto* second_value = As<IntImmNode>(second);
-  if (first_value == nullptr || second_value == nullptr) return std::nullopt;
-  return second_value->value - first_value->value;
-}
-
 // Whether `operand` is a plain load that reads the output axes `which`
 // (consecutive, in order) as one contiguous run: each axis's stride the
 // product of the later ones' extents.
@@ -267,13 +248,6 @@ std::optional<AxisRoles> ClassifyAxes(const std::vector<Var>& axes,
   }
   roles.columns = y_only;
   return roles;
-}
-
-// The loads in `expr`, outside `skip`.
-void CollectLoads(const Expr& expr, const ExprNode* skip, std::vector<Expr>& loads) {
-  if (expr.get() == skip) return;
-  if (expr->node_kind() == NodeKind::kLoad) loads.push_back(expr);
-  for (const Expr& operand : Operands(expr)) CollectLoads(operand, skip, loads);
 }
 
 // The column axes' values at flat column `column`.

@@ -110,30 +110,18 @@ std::optional<BinaryOp> PairwiseCombine(const ReduceNode& reduce) {
 // elements as `axis` steps by one (with every other variable at 0): a dot
 // product along rows, a sum over the last axis. Then lanes that split the
 // reduction read neighbouring elements.
-bool ContiguousAlong(const Expr& body, const Var& axis) {
-  std::vector<const LoadNode*> loads;
-  std::vector<Expr> pending{body};
-  while (!pending.empty()) {
-    const Expr next = pending.back();
-    pending.pop_back();
-    if (const auto* load = As<LoadNode>(next)) loads.push_back(load);
-    for (const Expr& operand : Operands(next)) pending.push_back(operand);
-  }
+bool LoadsStepByOneAlong(const Expr& body, const Var& axis) {
+  std::vector<Expr> loads;
+  CollectLoads(body, nullptr, loads);
   const std::unordered_set<const VarNode*> along{axis.get()};
   bool any = false;
-  for (const LoadNode* load : loads) {
-    if (!MentionsAny(load->index, along)) continue;
+  for (const Expr& load : loads) {
+    const Expr& index = As<LoadNode>(load)->index;
+    if (!MentionsAny(index, along)) continue;
     any = true;
-    auto index_at = [&](int64_t value) -> std::optional<int64_t> {
-      Replacements fixed;
-      for (const VarNode* var : FreeVariables(load->index)) fixed[var] = Int(0);
-      fixed[axis.get()] = Int(value);
-      const Expr index = Substitute(load->index, fixed);
-      const auto* constant = As<IntImmNode>(index);
-      return constant != nullptr ? std::optional<int64_t>(constant->value) : std::nullopt;
-    };
-    const std::optional<int64_t> first = index_at(0), second = index_at(1);
-    if (!first || !second || *second - *first != 1) return false;
+    std::vector<Var> others;
+    for (const VarNode* var : FreeVariables(index)) others.push_back(Var(var));
+    if (StrideAlong(load, axis, others) != 1) return false;
   }
   return any;
 }
@@ -180,7 +168,7 @@ std::optional<kir::Kernel> GroupReduction(const std::string& name, std::vector<B
   if (sample_space == nullptr || !PairwiseCombine(*sample_reductions[0])) return std::nullopt;
   const int64_t lanes_per_element = LanesPerElement(
       count, sample_space->value,
-      ContiguousAlong(sample_reductions[0]->body, sample_reductions[0]->axes.back()), options);
+      LoadsStepByOneAlong(sample_reductions[0]->body, sample_reductions[0]->axes.back()), options);
   if (lanes_per_element == 0) return std::nullopt;
 
   const int64_t lanes = gpu::kGroupLanes, per_group = lanes / lanes_per_element;

@@ -155,4 +155,26 @@ Expr Substitute(const Expr& expr, const Replacements& replacements) {
   }
 }
 
+void CollectLoads(const Expr& expr, const ExprNode* skip, std::vector<Expr>& loads) {
+  if (expr.get() == skip) return;
+  if (expr->node_kind() == NodeKind::kLoad) loads.push_back(expr);
+  for (const Expr& operand : Operands(expr)) CollectLoads(operand, skip, loads);
+}
+
+std::optional<int64_t> StrideAlong(const Expr& operand, const Var& along,
+                                   const std::vector<Var>& others) {
+  const auto* load = As<LoadNode>(operand);
+  if (load == nullptr) return std::nullopt;
+  Replacements at;
+  for (const Var& var : others) at[var.get()] = Int(0);
+  at[along.get()] = Int(0);
+  const Expr first = Substitute(load->index, at);
+  at[along.get()] = Int(1);
+  const Expr second = Substitute(load->index, at);
+  const auto* first_value = As<IntImmNode>(first);
+  const auto* second_value = As<IntImmNode>(second);
+  if (first_value == nullptr || second_value == nullptr) return std::nullopt;
+  return second_value->value - first_value->value;
+}
+
 }  // namespace relay::kernels::kir

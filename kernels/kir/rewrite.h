@@ -3,6 +3,8 @@
 // the same expression with some of its nodes replaced.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -32,6 +34,16 @@ bool SameExpr(const Expr& a, const Expr& b);
 // The first subexpression of `expr` (outermost first) that is the same as
 // `pattern` (SameExpr), or null.
 const ExprNode* FindSame(const Expr& expr, const Expr& pattern);
+
+// Appends to `loads` every load inside `expr` (outermost first), leaving out
+// the subexpression `skip` (may be null).
+void CollectLoads(const Expr& expr, const ExprNode* skip, std::vector<Expr>& loads);
+
+// How far apart (in elements) `operand`, a plain load, reads at `along` = 0
+// and 1 with every variable of `others` at 0; nothing when that is not a
+// constant (or `operand` is not a load).
+std::optional<int64_t> StrideAlong(const Expr& operand, const Var& along,
+                                   const std::vector<Var>& others);
 
 // `expr` with each node that is a key of `replacements` (compared by
 // identity: a variable, a reduction, any subexpression) replaced by its
