@@ -200,6 +200,7 @@ class PinnedStaging {
   struct Buffer {
     void* host = nullptr;
     CUevent ready = nullptr;  // recorded after the last transfer using `host`
+    bool recorded = false;    // `ready` has been recorded at least once
   };
 
   // Locks the buffers on first use; false (for the process) where the driver
@@ -223,7 +224,7 @@ class PinnedStaging {
   Buffer& NextBuffer() {
     Buffer& buffer = buffers_[next_];
     next_ = (next_ + 1) % buffers_.size();
-    if (recorded_[&buffer - buffers_.data()]) {
+    if (buffer.recorded) {
       queue_->driver().Check(queue_->driver().synchronize_event(buffer.ready),
                              queue_->device_name(), "cuEventSynchronize");
     }
@@ -233,7 +234,7 @@ class PinnedStaging {
   void Record(Buffer& buffer) {
     queue_->driver().Check(queue_->driver().record_event(buffer.ready, queue_->stream()),
                            queue_->device_name(), "cuEventRecord");
-    recorded_[&buffer - buffers_.data()] = true;
+    buffer.recorded = true;
   }
 
   enum class State { kUnknown, kAvailable, kRefused };
@@ -241,7 +242,6 @@ class PinnedStaging {
   std::mutex mutex_;
   State state_ = State::kUnknown;
   std::array<Buffer, 2> buffers_;
-  std::array<bool, 2> recorded_{};
   size_t next_ = 0;
 };
 
