@@ -159,6 +159,20 @@ TEST(OpenClKernelsTest, ResultsStayOnTheDeviceOfTheInputs) {
   EXPECT_EQ(HostValues<float>(result), (std::vector<float>{-1, -2, -3}));
 }
 
+// nn.dense's result in double: x (rows x depth) times w (units x depth)
+// transposed, row-major.
+std::vector<double> DenseReference(const std::vector<float>& x, const std::vector<float>& w,
+                                   int64_t rows, int64_t units, int64_t depth) {
+  std::vector<double> result(size_t(rows * units), 0.0);
+  for (int64_t row = 0; row < rows; ++row) {
+    for (int64_t unit = 0; unit < units; ++unit) {
+      for (int64_t k = 0; k < depth; ++k)
+        result[size_t(row * units + unit)] += double(x[row * depth + k]) * w[unit * depth + k];
+    }
+  }
+  return result;
+}
+
 // Few outputs that each reduce many values take a work-group each: the
 // lanes' strided shares, then a tree in shared memory.
 TEST(OpenClKernelsTest, LongReductionsOfFewOutputsReduceInWorkGroups) {
@@ -173,14 +187,10 @@ TEST(OpenClKernelsTest, LongReductionsOfFewOutputsReduceInWorkGroups) {
                                               CopyTensor(*w_host, *device)};
   const std::vector<float> dense = HostValues<float>(RunOperator("nn.dense", dense_inputs));
   ASSERT_EQ(dense.size(), size_t(rows * units));
-  for (int64_t row = 0; row < rows; ++row) {
-    for (int64_t unit = 0; unit < units; ++unit) {
-      double expected = 0;
-      for (int64_t k = 0; k < length; ++k)
-        expected += double(x[row * length + k]) * w[unit * length + k];
-      EXPECT_NEAR(dense[row * units + unit], expected, 1e-4 * std::max(1.0, std::abs(expected)))
-          << row << ", " << unit;
-    }
+  const std::vector<double> expected = DenseReference(x, w, rows, units, length);
+  for (size_t index = 0; index < expected.size(); ++index) {
+    EXPECT_NEAR(dense[index], expected[index], 1e-4 * std::max(1.0, std::abs(expected[index])))
+        << index / units << ", " << index % units;
   }
   // A maximum over a long axis propagates a NaN from any lane's share.
   x[length + 4321] = std::numeric_limits<float>::quiet_NaN();
@@ -325,13 +335,9 @@ TEST(OpenClKernelsTest, DenseAndBatchMatmulComputeInSharedMemoryTiles) {
       CopyTensor(*HostTensor<float>(DType::kFloat32, w)->Reshape({units, depth}), *device)};
   const std::vector<float> dense = HostValues<float>(RunOperator("nn.dense", inputs));
   ASSERT_EQ(dense.size(), size_t(rows * units));
-  for (int64_t row = 0; row < rows; ++row) {
-    for (int64_t unit = 0; unit < units; ++unit) {
-      double expected = 0;
-      for (int64_t k = 0; k < depth; ++k)
-        expected += double(x[row * depth + k]) * w[unit * depth + k];
-      ASSERT_NEAR(dense[row * units + unit], expected, 1e-4) << row << ", " << unit;
-    }
+  const std::vector<double> expected = DenseReference(x, w, rows, units, depth);
+  for (size_t index = 0; index < expected.size(); ++index) {
+    ASSERT_NEAR(dense[index], expected[index], 1e-4) << index / units << ", " << index % units;
   }
   // A fused epilogue (bias, relu) runs where the tile stores.
   std::vector<Ref<Tensor>> fused_inputs = inputs;
