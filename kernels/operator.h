@@ -81,6 +81,21 @@ struct OperatorTypeError {
 using TypeRelation =
     std::function<ValueType(std::span<const RelationInput> inputs, const Attrs& attrs)>;
 
+// Whether reverse-mode automatic differentiation can go through an operator
+// (compiler/passes/gradient.h). Only calls with a floating-point result and
+// a floating-point input ask: an integer index, a comparison or a shape
+// carries no gradient whatever its operator says.
+enum class Differentiability {
+  // A gradient through it is a type error naming the operator.
+  kNotDifferentiable,
+  // Its gradient rule is in compiler/passes/operator_gradients/, in the
+  // file of the operator's family.
+  kGradient,
+  // Piecewise constant (floor, sign, round): the gradient of every input is
+  // zero wherever it exists, as in TVM and PyTorch.
+  kZeroGradient,
+};
+
 struct OperatorDefinition {
   std::string name;                      // Relay's name: "add", "nn.conv2d"
   std::vector<std::string> input_names;  // fixed arity
@@ -89,6 +104,7 @@ struct OperatorDefinition {
   TypeRelation relation;
   std::string summary;  // one line for documentation and the REPL
   ShapeDependence shape_dependence = ShapeDependence::kInputShapes;
+  Differentiability differentiability = Differentiability::kNotDifferentiable;
   // How an output element is computed (kernels/compute/); empty for
   // operators whose kernels are not written yet. Attached after the
   // families register their entries, hence last.

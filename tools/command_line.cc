@@ -104,6 +104,19 @@ constexpr Subcommand kSubcommands[] = {
     {"fmt", "fmt [--optimized] FILE.relay|FILE.onnx",
      "print a Relay program in canonical text form (--optimized: after the IR passes)",
      RunFmtCommand, ""},
+    {"grad",
+     "grad IN.relay [--entry NAME] [-o OUT.relay]\n\n"
+     "Writes the program with @NAME_grad added (NAME is main unless --entry says):\n"
+     "reverse-mode automatic differentiation of @NAME. @NAME_grad takes @NAME's\n"
+     "parameters and returns (result, (d_p1, ..., d_pK)): @NAME's result, then the\n"
+     "gradient of the sum of all its elements with respect to each parameter that is\n"
+     "a floating-point tensor, in parameter order. Integer and bool tensors, tuples\n"
+     "and ADT values get no slot: they are skipped, not given zeros. The result must\n"
+     "be a tensor or a tuple of tensors (each element is seeded with 1). A plain\n"
+     "dataflow @NAME gets a dataflow gradient; with if, match, closures, references\n"
+     "or calls of globals, the globals it reaches get @G_reverse versions. Without\n"
+     "-o the program goes to standard output. See docs/autodiff.md.",
+     "add the reverse-mode gradient of a function to a program", RunGradCommand, ""},
     {"disasm", "disasm IN.relay|IN.onnx|IN.rbc", "print the bytecode of each function",
      RunDisasmCommand, ""},
     {"devices",

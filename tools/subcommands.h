@@ -26,6 +26,8 @@ int RunServeCommand(std::span<const std::string_view> arguments, std::ostream& o
                     std::ostream& err);
 int RunDevicesCommand(std::span<const std::string_view> arguments, std::ostream& out,
                       std::ostream& err);
+int RunGradCommand(std::span<const std::string_view> arguments, std::ostream& out,
+                   std::ostream& err);
 int RunDisasmCommand(std::span<const std::string_view> arguments, std::ostream& out,
                      std::ostream& err);
 

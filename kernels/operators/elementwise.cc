@@ -61,6 +61,7 @@ struct UnaryOperator {
   const char* name;
   Accepts accepts;
   std::optional<DType> output_dtype;
+  Differentiability differentiability;
   const char* summary;
 };
 
@@ -68,65 +69,71 @@ struct BinaryOperator {
   const char* name;
   Accepts accepts;
   std::optional<DType> output_dtype;
+  Differentiability differentiability;
   const char* summary;
 };
 
 constexpr std::optional<DType> kSameDType = std::nullopt;
+// Short names for the table's differentiability column.
+constexpr Differentiability kGrad = Differentiability::kGradient;
+constexpr Differentiability kZero = Differentiability::kZeroGradient;
+constexpr Differentiability kNone = Differentiability::kNotDifferentiable;
 
 const UnaryOperator kUnaryOperators[] = {
-    {"negative", Accepts::kNumeric, kSameDType, "Elementwise negation: -x."},
-    {"abs", Accepts::kNumeric, kSameDType, "Elementwise absolute value."},
-    {"sign", Accepts::kNumeric, kSameDType, "Elementwise sign: -1, 0 or 1."},
+    {"negative", Accepts::kNumeric, kSameDType, kGrad, "Elementwise negation: -x."},
+    {"abs", Accepts::kNumeric, kSameDType, kGrad, "Elementwise absolute value."},
+    {"sign", Accepts::kNumeric, kSameDType, kZero, "Elementwise sign: -1, 0 or 1."},
     // floor, ceil, round and trunc are the identity on integers, as in TVM.
-    {"floor", Accepts::kNumeric, kSameDType, "Elementwise floor."},
-    {"ceil", Accepts::kNumeric, kSameDType, "Elementwise ceiling."},
-    {"round", Accepts::kNumeric, kSameDType,
+    {"floor", Accepts::kNumeric, kSameDType, kZero, "Elementwise floor."},
+    {"ceil", Accepts::kNumeric, kSameDType, kZero, "Elementwise ceiling."},
+    {"round", Accepts::kNumeric, kSameDType, kZero,
      "Elementwise rounding, halves to even (as NumPy and ONNX)."},
-    {"trunc", Accepts::kNumeric, kSameDType, "Elementwise truncation toward zero."},
-    {"exp", Accepts::kFloat, kSameDType, "Elementwise e^x."},
-    {"log", Accepts::kFloat, kSameDType, "Elementwise natural logarithm."},
-    {"log2", Accepts::kFloat, kSameDType, "Elementwise base-2 logarithm."},
-    {"log10", Accepts::kFloat, kSameDType, "Elementwise base-10 logarithm."},
-    {"sqrt", Accepts::kFloat, kSameDType, "Elementwise square root."},
-    {"rsqrt", Accepts::kFloat, kSameDType, "Elementwise reciprocal square root: 1/sqrt(x)."},
-    {"sigmoid", Accepts::kFloat, kSameDType, "Elementwise logistic function: 1/(1+e^-x)."},
-    {"tanh", Accepts::kFloat, kSameDType, "Elementwise hyperbolic tangent."},
-    {"erf", Accepts::kFloat, kSameDType, "Elementwise Gauss error function."},
-    {"sin", Accepts::kFloat, kSameDType, "Elementwise sine."},
-    {"cos", Accepts::kFloat, kSameDType, "Elementwise cosine."},
-    {"isnan", Accepts::kFloat, DType::kBool, "Elementwise test for NaN."},
-    {"isinf", Accepts::kFloat, DType::kBool, "Elementwise test for an infinity."},
-    {"isfinite", Accepts::kFloat, DType::kBool, "Elementwise test for a finite value."},
-    {"logical_not", Accepts::kBool, DType::kBool, "Elementwise logical NOT."},
-    {"copy", Accepts::kAny, kSameDType, "A copy of the input."},
-    {"nn.relu", Accepts::kNumeric, kSameDType, "Rectified linear unit: max(x, 0)."},
+    {"trunc", Accepts::kNumeric, kSameDType, kZero, "Elementwise truncation toward zero."},
+    {"exp", Accepts::kFloat, kSameDType, kGrad, "Elementwise e^x."},
+    {"log", Accepts::kFloat, kSameDType, kGrad, "Elementwise natural logarithm."},
+    {"log2", Accepts::kFloat, kSameDType, kGrad, "Elementwise base-2 logarithm."},
+    {"log10", Accepts::kFloat, kSameDType, kGrad, "Elementwise base-10 logarithm."},
+    {"sqrt", Accepts::kFloat, kSameDType, kGrad, "Elementwise square root."},
+    {"rsqrt", Accepts::kFloat, kSameDType, kGrad, "Elementwise reciprocal square root: 1/sqrt(x)."},
+    {"sigmoid", Accepts::kFloat, kSameDType, kGrad, "Elementwise logistic function: 1/(1+e^-x)."},
+    {"tanh", Accepts::kFloat, kSameDType, kGrad, "Elementwise hyperbolic tangent."},
+    {"erf", Accepts::kFloat, kSameDType, kGrad, "Elementwise Gauss error function."},
+    {"sin", Accepts::kFloat, kSameDType, kGrad, "Elementwise sine."},
+    {"cos", Accepts::kFloat, kSameDType, kGrad, "Elementwise cosine."},
+    {"isnan", Accepts::kFloat, DType::kBool, kNone, "Elementwise test for NaN."},
+    {"isinf", Accepts::kFloat, DType::kBool, kNone, "Elementwise test for an infinity."},
+    {"isfinite", Accepts::kFloat, DType::kBool, kNone, "Elementwise test for a finite value."},
+    {"logical_not", Accepts::kBool, DType::kBool, kNone, "Elementwise logical NOT."},
+    {"copy", Accepts::kAny, kSameDType, kGrad, "A copy of the input."},
+    {"nn.relu", Accepts::kNumeric, kSameDType, kGrad, "Rectified linear unit: max(x, 0)."},
 };
 
 const BinaryOperator kBinaryOperators[] = {
-    {"add", Accepts::kNumeric, kSameDType, "Broadcasting addition."},
-    {"subtract", Accepts::kNumeric, kSameDType, "Broadcasting subtraction."},
-    {"multiply", Accepts::kNumeric, kSameDType, "Broadcasting multiplication."},
-    {"divide", Accepts::kNumeric, kSameDType,
+    {"add", Accepts::kNumeric, kSameDType, kGrad, "Broadcasting addition."},
+    {"subtract", Accepts::kNumeric, kSameDType, kGrad, "Broadcasting subtraction."},
+    {"multiply", Accepts::kNumeric, kSameDType, kGrad, "Broadcasting multiplication."},
+    {"divide", Accepts::kNumeric, kSameDType, kGrad,
      "Broadcasting division (truncating for integers, as in TVM)."},
-    {"floor_divide", Accepts::kNumeric, kSameDType, "Broadcasting division rounded down."},
-    {"trunc_divide", Accepts::kNumeric, kSameDType, "Broadcasting division rounded toward zero."},
-    {"mod", Accepts::kNumeric, kSameDType,
+    {"floor_divide", Accepts::kNumeric, kSameDType, kZero, "Broadcasting division rounded down."},
+    {"trunc_divide", Accepts::kNumeric, kSameDType, kZero,
+     "Broadcasting division rounded toward zero."},
+    {"mod", Accepts::kNumeric, kSameDType, kGrad,
      "Broadcasting remainder with the dividend's sign (truncating)."},
-    {"floor_mod", Accepts::kNumeric, kSameDType,
+    {"floor_mod", Accepts::kNumeric, kSameDType, kGrad,
      "Broadcasting remainder with the divisor's sign (flooring)."},
-    {"trunc_mod", Accepts::kNumeric, kSameDType, "Broadcasting truncating remainder."},
-    {"power", Accepts::kNumeric, kSameDType, "Broadcasting power: lhs^rhs."},
-    {"maximum", Accepts::kNumeric, kSameDType, "Broadcasting elementwise maximum."},
-    {"minimum", Accepts::kNumeric, kSameDType, "Broadcasting elementwise minimum."},
-    {"equal", Accepts::kAny, DType::kBool, "Broadcasting comparison lhs == rhs."},
-    {"not_equal", Accepts::kAny, DType::kBool, "Broadcasting comparison lhs != rhs."},
-    {"less", Accepts::kAny, DType::kBool, "Broadcasting comparison lhs < rhs."},
-    {"less_equal", Accepts::kAny, DType::kBool, "Broadcasting comparison lhs <= rhs."},
-    {"greater", Accepts::kAny, DType::kBool, "Broadcasting comparison lhs > rhs."},
-    {"greater_equal", Accepts::kAny, DType::kBool, "Broadcasting comparison lhs >= rhs."},
-    {"logical_and", Accepts::kBool, DType::kBool, "Broadcasting logical AND."},
-    {"logical_or", Accepts::kBool, DType::kBool, "Broadcasting logical OR."},
-    {"logical_xor", Accepts::kBool, DType::kBool, "Broadcasting logical XOR."},
+    {"trunc_mod", Accepts::kNumeric, kSameDType, kGrad, "Broadcasting truncating remainder."},
+    {"power", Accepts::kNumeric, kSameDType, kGrad, "Broadcasting power: lhs^rhs."},
+    {"maximum", Accepts::kNumeric, kSameDType, kGrad, "Broadcasting elementwise maximum."},
+    {"minimum", Accepts::kNumeric, kSameDType, kGrad, "Broadcasting elementwise minimum."},
+    {"equal", Accepts::kAny, DType::kBool, kNone, "Broadcasting comparison lhs == rhs."},
+    {"not_equal", Accepts::kAny, DType::kBool, kNone, "Broadcasting comparison lhs != rhs."},
+    {"less", Accepts::kAny, DType::kBool, kNone, "Broadcasting comparison lhs < rhs."},
+    {"less_equal", Accepts::kAny, DType::kBool, kNone, "Broadcasting comparison lhs <= rhs."},
+    {"greater", Accepts::kAny, DType::kBool, kNone, "Broadcasting comparison lhs > rhs."},
+    {"greater_equal", Accepts::kAny, DType::kBool, kNone, "Broadcasting comparison lhs >= rhs."},
+    {"logical_and", Accepts::kBool, DType::kBool, kNone, "Broadcasting logical AND."},
+    {"logical_or", Accepts::kBool, DType::kBool, kNone, "Broadcasting logical OR."},
+    {"logical_xor", Accepts::kBool, DType::kBool, kNone, "Broadcasting logical XOR."},
 };
 
 ValueType WhereRelation(std::span<const RelationInput> inputs, const Attrs&) {
@@ -172,7 +179,8 @@ void RegisterElementwiseOperators(OperatorTableBuilder& table) {
                .attributes = {},
                .pattern = FusionPattern::kElementwise,
                .relation = UnaryRelation(unary.accepts, unary.output_dtype),
-               .summary = unary.summary});
+               .summary = unary.summary,
+               .differentiability = unary.differentiability});
   }
   for (const BinaryOperator& binary : kBinaryOperators) {
     table.Add({.name = binary.name,
@@ -180,33 +188,38 @@ void RegisterElementwiseOperators(OperatorTableBuilder& table) {
                .attributes = {},
                .pattern = FusionPattern::kBroadcast,
                .relation = BinaryRelation(binary.accepts, binary.output_dtype),
-               .summary = binary.summary});
+               .summary = binary.summary,
+               .differentiability = binary.differentiability});
   }
   table.Add({.name = "where",
              .input_names = {"condition", "x", "y"},
              .attributes = {},
              .pattern = FusionPattern::kBroadcast,
              .relation = WhereRelation,
-             .summary = "Elements of x where condition is nonzero, else of y (broadcasting)."});
+             .summary = "Elements of x where condition is nonzero, else of y (broadcasting).",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "cast",
              .input_names = {"data"},
              .attributes = {RequiredAttr("dtype", AttrKind::kString)},
              .pattern = FusionPattern::kElementwise,
              .relation = CastRelation,
-             .summary = "Converts each element to another dtype."});
+             .summary = "Converts each element to another dtype.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "cast_like",
              .input_names = {"data", "dtype_like"},
              .attributes = {},
              .pattern = FusionPattern::kElementwise,
              .relation = CastLikeRelation,
-             .summary = "Converts each element to the dtype of a second tensor."});
+             .summary = "Converts each element to the dtype of a second tensor.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "clip",
              .input_names = {"data"},
              .attributes = {RequiredAttr("a_min", AttrKind::kFloat),
                             RequiredAttr("a_max", AttrKind::kFloat)},
              .pattern = FusionPattern::kElementwise,
              .relation = ClipRelation,
-             .summary = "Clamps each element to [a_min, a_max]."});
+             .summary = "Clamps each element to [a_min, a_max].",
+             .differentiability = Differentiability::kGradient});
 }
 
 }  // namespace relay::kernels
