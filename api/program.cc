@@ -10,6 +10,7 @@
 #include "compiler/frontend.h"
 #include "compiler/frontends/onnx/onnx_import.h"
 #include "compiler/passes/bind_params.h"
+#include "compiler/passes/gradient.h"
 #include "relay/error.h"
 #include "vm/bytecode/executable_file.h"
 
@@ -32,11 +33,16 @@ namespace {
 // Compiles `path` with `params` bound; a program with errors leaves them
 // in `diagnostics` and gives nullopt.
 std::optional<Program> Compile(const std::string& path, const BoundParams& params,
+                               const std::vector<std::string>& gradients,
                                std::unique_ptr<Diagnostics>& diagnostics) {
   ProgramSource source = ReadProgramSource(path);
   diagnostics = std::make_unique<Diagnostics>(path, source.text);
   ir::Module module = compiler::ParseAndCheck(*diagnostics);
   if (diagnostics->has_errors()) return std::nullopt;
+  // Before the weights are bound: a gradient takes them as parameters.
+  for (const std::string& entry : gradients) {
+    module = passes::AddGradient(module, &compiler::Prelude(), entry);
+  }
   std::map<std::string, Ref<Tensor>> bound = std::move(source.weights);
   // Params must each name a parameter of @main: a misspelt name is an
   // error, not a weight silently left out.
@@ -67,19 +73,25 @@ std::optional<Program> Compile(const std::string& path, const BoundParams& param
 std::optional<Program> CompileProgram(const std::string& path, const BoundParams& params,
                                       std::ostream& err) {
   std::unique_ptr<Diagnostics> diagnostics;
-  std::optional<Program> program = Compile(path, params, diagnostics);
+  std::optional<Program> program = Compile(path, params, {}, diagnostics);
   if (!program) err << diagnostics->FormatAll();
   return program;
 }
 
-Program BuildProgram(const std::string& path, const BoundParams& params) {
+Program BuildProgram(const std::string& path, const BoundParams& params,
+                     const std::vector<std::string>& gradients) {
   if (path.size() > 4 && path.ends_with(".rbc")) {
     if (!params.values.empty())
       throw Error(ErrorKind::kUsage, path + ": a saved executable takes no params");
+    if (!gradients.empty()) {
+      throw Error(ErrorKind::kUsage, path + ": gradients are added to Relay programs, before " +
+                                         "compiling; a saved executable has the ones it was " +
+                                         "compiled with");
+    }
     return Program{std::make_shared<const vm::Executable>(vm::ReadExecutableFile(path)), {}, {}};
   }
   std::unique_ptr<Diagnostics> diagnostics;
-  std::optional<Program> program = Compile(path, params, diagnostics);
+  std::optional<Program> program = Compile(path, params, gradients, diagnostics);
   if (!program) {
     const Error& first = diagnostics->errors().front();
     throw Error(first.kind(), diagnostics->FormatAll());

@@ -55,8 +55,11 @@ std::optional<Program> CompileProgram(const std::string& path, const BoundParams
 // As CompileProgram (or LoadProgram for an .rbc, which takes no params),
 // for callers without a diagnostics stream: a program that does not compile
 // throws the first diagnostic's kind, with every diagnostic formatted (source
-// line and caret) in the message.
-Program BuildProgram(const std::string& path, const BoundParams& params);
+// line and caret) in the message. Each name in `gradients` gets its
+// reverse-mode gradient @NAME_grad (compiler/passes/gradient.h) before the
+// params are bound.
+Program BuildProgram(const std::string& path, const BoundParams& params,
+                     const std::vector<std::string>& gradients = {});
 
 // Whether `tensor` may be given for `param`: a tensor parameter of its dtype
 // and rank whose fixed extents it has (any extent for a `?`).

@@ -118,7 +118,8 @@ Executable Executable::Load(const std::string& path, const LoadOptions& options)
       params.values[array.name] = std::move(array.tensor);
     params.origin = options.params_path;
   }
-  return Executable(std::make_shared<const Impl>(api::BuildProgram(path, params)));
+  return Executable(
+      std::make_shared<const Impl>(api::BuildProgram(path, params, options.gradients)));
 }
 
 std::vector<FunctionInfo> Executable::functions() const {

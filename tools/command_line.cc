@@ -62,7 +62,7 @@ constexpr Subcommand kSubcommands[] = {
      "An interactive Relay session: definitions (def @f, type T) added to the\n"
      "session's module, 'let %x = EXPR' session variables, and expressions\n"
      "type-checked, compiled, run and printed; :type, :load, :reload, :list,\n"
-     ":disasm @f, :optimized @f, :time, :debug EXPR, :help, :quit. On a terminal:\n"
+     ":disasm @f, :optimized @f, :grad @f, :time, :debug EXPR, :help, :quit. On a terminal:\n"
      "line editing, history (~/.relay_vm_history), tab completion, multi-line\n"
      "input while brackets are open, Ctrl-C interrupting an evaluation. Without a\n"
      "terminal, no prompts: each input's output, errors on stderr, exit 0 at the\n"

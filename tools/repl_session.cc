@@ -12,6 +12,7 @@
 #include "compiler/ir/expr.h"
 #include "compiler/ir/type.h"
 #include "compiler/parser/printer.h"
+#include "compiler/passes/gradient.h"
 #include "compiler/passes/pipeline.h"
 #include "kernels/operator.h"
 #include "relay/error.h"
@@ -192,6 +193,8 @@ bool ReplSession::Handle(const std::string& input) {
         Disassemble(argument);
       } else if (command == ":optimized") {
         ShowOptimized(argument);
+      } else if (command == ":grad") {
+        ShowGradient(argument);
       } else if (command == ":time") {
         Evaluate(argument, true);
       } else if (command == ":debug") {
@@ -502,6 +505,25 @@ void ReplSession::ShowOptimized(std::string_view name) {
   }
 }
 
+void ReplSession::ShowGradient(std::string_view name) {
+  std::optional<Checked> checked = ModuleWithGlobal(name, ":grad");
+  if (!checked) return;
+  ir::Module differentiated =
+      passes::AddGradient(checked->module, &compiler::Prelude(), name.substr(1));
+  // The new globals only: the gradient and the reverse versions it calls.
+  ir::Module added;
+  for (const ir::GlobalFunction& function : differentiated.functions()) {
+    if (checked->module.FindFunction(function.name->name) == nullptr) {
+      added.AddFunction(function.name, function.function);
+    }
+  }
+  for (const auto& [global, definition] : SplitDefinitions(parser::PrintModule(added))) {
+    out_ << definition << "\n";
+  }
+  out_ << "(call " << name << "_grad like any global: it is derived again when " << name
+       << " changes)\n";
+}
+
 void ReplSession::Debug(std::string_view expression) {
   std::optional<Checked> checked = Check(definitions_, expression);
   if (!checked) return;
@@ -537,7 +559,7 @@ void ReplSession::AddVariable(const std::string& name, Ref<Tensor> tensor) {
 
 std::vector<std::string> ReplSession::Completions() const {
   std::vector<std::string> names = {":type", ":load",  ":reload", ":list", ":disasm", ":optimized",
-                                    ":time", ":debug", ":help",   ":quit", "def",     "type",
+                                    ":grad",   ":time", ":debug", ":help",   ":quit", "def",     "type",
                                     "let",   "match",  "if",      "else",  "fn"};
   for (const Definition& definition : definitions_)
     names.push_back(definition.is_type ? definition.name.substr(5) : definition.name);
@@ -563,6 +585,7 @@ void ReplSession::Help() {
           ":list                 the definitions and session variables with their types\n"
           ":disasm @f            @f's bytecode\n"
           ":optimized @f         @f after the compiler's passes\n"
+          ":grad @f              @f_grad, @f's reverse-mode gradient (callable as is)\n"
           ":time EXPR            evaluate and say how long it took\n"
           ":debug EXPR           step through an expression (the debugger's commands)\n"
           ":help, :quit\n";

@@ -8,7 +8,7 @@
 //                                        checked again (refused if it breaks)
 //   let %x = EXPR                        a session variable for later inputs
 //   EXPR                                 evaluated and printed as `run` does
-//   :type EXPR  :load FILE  :reload  :list  :disasm @f  :optimized @f
+//   :type EXPR  :load FILE  :reload  :list  :disasm @f  :optimized @f  :grad @f
 //   :time EXPR  :debug EXPR  :help  :quit
 //
 // Errors (parse, type, runtime) are printed with their caret; none ends the
@@ -79,6 +79,7 @@ class ReplSession {
   void List();
   void Disassemble(std::string_view name);
   void ShowOptimized(std::string_view name);
+  void ShowGradient(std::string_view name);
   void Debug(std::string_view expression);
   void Help();
 

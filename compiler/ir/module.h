@@ -42,6 +42,14 @@ class Module {
   const TypeDefinition* FindTypeDefinition(std::string_view name) const;
   Constructor FindConstructor(std::string_view name) const;
 
+  // Globals the program calls without defining them, for the front end to
+  // derive: @f_grad, the gradient of the program's own @f
+  // (compiler/passes/gradient.h). The parser records them; once derived
+  // they are ordinary functions of the module.
+  const std::vector<GlobalVar>& gradient_requests() const { return gradient_requests_; }
+  void AddGradientRequest(GlobalVar name) { gradient_requests_.push_back(std::move(name)); }
+  void ClearGradientRequests() { gradient_requests_.clear(); }
+
   // Where the module's text came from, for diagnostics.
   const std::string& source_name() const { return source_name_; }
   const std::string& source_text() const { return *source_text_; }
@@ -56,6 +64,7 @@ class Module {
   std::unordered_map<std::string, size_t> function_index_;
   std::unordered_map<std::string, size_t> type_index_;
   std::unordered_map<std::string, Constructor> constructors_;
+  std::vector<GlobalVar> gradient_requests_;
   std::string source_name_;
   std::shared_ptr<const std::string> source_text_ = std::make_shared<const std::string>();
 };

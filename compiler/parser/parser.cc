@@ -72,6 +72,7 @@ class Parser {
     } else {
       ParseDefinitions(module);
     }
+    for (GlobalVar& requested : gradient_requests_) module.AddGradientRequest(requested);
     return module;
   }
 
@@ -628,6 +629,7 @@ class Parser {
         Advance();
         std::string name(token.text);
         if (auto found = globals_.find(name); found != globals_.end()) return found->second;
+        if (GlobalVar requested = GradientRequest(name, token.span)) return requested;
         if (prelude_ != nullptr) {
           if (const GlobalFunction* function = prelude_->FindFunction(name)) return function->name;
         }
@@ -1133,7 +1135,21 @@ class Parser {
   size_t position_ = 0;
   int depth_ = 0;
   std::vector<size_t> definition_starts_;
+  GlobalVar GradientRequest(const std::string& name, const Span& span) {
+    constexpr std::string_view kSuffix = "_grad";
+    if (!name.ends_with(kSuffix)) return nullptr;
+    std::string base = name.substr(0, name.size() - kSuffix.size());
+    if (!globals_.count(base)) return nullptr;
+    GlobalVar requested = Make<GlobalVarNode>(name, span);
+    globals_[name] = requested;
+    gradient_requests_.push_back(requested);
+    return requested;
+  }
+
   std::unordered_map<std::string, GlobalVar> globals_;
+  // @f_grad used but not defined, where the program defines @f: the front
+  // end derives it (Module::gradient_requests).
+  std::vector<GlobalVar> gradient_requests_;
   std::unordered_map<std::string, GlobalTypeVar> type_names_;
   std::unordered_map<std::string, Constructor> constructors_;
   ScopeStack scopes_;

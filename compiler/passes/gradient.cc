@@ -502,6 +502,9 @@ class HigherOrderGradient {
         for (const Type& arg : call->args) args.push_back(Reverse(arg));
         return Make<ir::TypeCallNode>(call->adt, std::move(args));
       }
+      case ir::NodeKind::kGlobalTypeVar:  // an ADT without type parameters
+        CheckParametric(ir::Share(As<ir::GlobalTypeVarNode>(type)));
+        return type;
       default:
         return type;
     }
@@ -537,6 +540,9 @@ class HigherOrderGradient {
             if (holds_float(arg)) return true;
           }
           CheckParametric(As<ir::TypeCallNode>(type)->adt);
+          return false;
+        case ir::NodeKind::kGlobalTypeVar:
+          CheckParametric(ir::Share(As<ir::GlobalTypeVarNode>(type)));
           return false;
         default:
           return false;
@@ -578,9 +584,13 @@ class HigherOrderGradient {
       case ir::NodeKind::kRefType:
         return MayCarryGradient(As<ir::RefTypeNode>(type)->value);
       case ir::NodeKind::kTypeCall:
+        CheckParametric(As<ir::TypeCallNode>(type)->adt);
         for (const Type& arg : As<ir::TypeCallNode>(type)->args) {
           if (MayCarryGradient(arg)) return true;
         }
+        return false;
+      case ir::NodeKind::kGlobalTypeVar:  // holds no float tensor, or this throws
+        CheckParametric(ir::Share(As<ir::GlobalTypeVarNode>(type)));
         return false;
       default:
         return false;
@@ -642,7 +652,7 @@ class HigherOrderGradient {
         patterns.push_back(Make<ir::PatternVarNode>(field));
         fields.push_back(Lift(builder, field, field_type));
       }
-      Expr rebuilt = fields.empty() ? Expr(constructor) : CallOf(constructor, fields);
+      Expr rebuilt = CallOf(constructor, fields);
       clauses.push_back({Make<ir::PatternConstructorNode>(constructor, std::move(patterns)),
                          builder.Close(rebuilt)});
     }
@@ -901,6 +911,7 @@ class HigherOrderGradient {
       return CallOf(ReverseGlobal(*definition), args);
     }
     if (As<ir::OpNode>(call.callee)) return TransformOperatorCall(scope, call);
+    if (As<ir::ConstructorNode>(call.callee)) Reverse(call.checked_type());  // checks the ADT
     std::vector<Expr> args;
     Expr callee = Transform(scope, call.callee);
     for (const Expr& arg : call.args) args.push_back(Transform(scope, arg));
@@ -996,7 +1007,7 @@ std::string GradientName(std::string_view entry) {
 }
 
 ir::Module AddGradient(const ir::Module& program, const ir::Module* prelude,
-                       std::string_view entry) {
+                       std::string_view entry, ir::GlobalVar gradient_global) {
   const std::string entry_name(entry);
   const ir::GlobalFunction* global = program.FindFunction(entry_name);
   if (global == nullptr) {
@@ -1014,17 +1025,17 @@ ir::Module AddGradient(const ir::Module& program, const ir::Module* prelude,
   }
   CheckResultType(program, function, entry_name);
 
+  if (!gradient_global) gradient_global = Make<ir::GlobalVarNode>(gradient_name);
   ir::Module result = program;
   if (IsDataflow(function)) {
-    result.AddFunction(Make<ir::GlobalVarNode>(gradient_name),
-                       FirstOrderGradient(program, function).Build());
+    result.AddFunction(gradient_global, FirstOrderGradient(program, function).Build());
   } else {
     HigherOrderGradient transform(program, definitions);
     ir::Function gradient = transform.Build(function);
     for (const ir::GlobalFunction& reverse : transform.reverse_globals()) {
       result.AddFunction(reverse.name, reverse.function);
     }
-    result.AddFunction(Make<ir::GlobalVarNode>(gradient_name), gradient);
+    result.AddFunction(gradient_global, gradient);
   }
   Diagnostics diagnostics(program.source_name(),
                           std::make_shared<const std::string>(program.source_text()));

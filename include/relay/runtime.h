@@ -57,6 +57,12 @@ struct LoadOptions {
   // An .npz whose arrays bind @main's parameters of their names as
   // constants (a .relay or .onnx program only); empty: none.
   std::string params_path;
+  // Globals of a .relay or .onnx program to differentiate: each NAME gets
+  // @NAME_grad, taking NAME's parameters and returning (result, (d_p1, ...)),
+  // the gradient of the sum of the result's elements with respect to each
+  // floating-point tensor parameter (relay-vm grad --help says more). The
+  // program itself may also call @NAME_grad for its own @NAME.
+  std::vector<std::string> gradients;
 };
 
 class Executable {

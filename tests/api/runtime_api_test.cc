@@ -138,7 +138,7 @@ TEST(RuntimeApi, BindsParamsFromAnNpz) {
   const fs::path folder = fs::temp_directory_path() / ("relay-api-" + std::to_string(::getpid()));
   fs::create_directories(folder);
   WriteNpz((folder / "w.npz").string(), {{"w", Weight()}});
-  Executable program = Executable::Load(kProgram, LoadOptions{(folder / "w.npz").string()});
+  Executable program = Executable::Load(kProgram, LoadOptions{(folder / "w.npz").string(), {}});
   ASSERT_EQ(program.function().parameters.size(), 1u);  // w is bound
   VirtualMachine vm(program);
   const std::vector<float> x = {1, 2, 3, -1, 0, 4};
@@ -146,9 +146,45 @@ TEST(RuntimeApi, BindsParamsFromAnNpz) {
   ExpectFloats(vm.Invoke(), {2, 4}, DenseRelu(x));
   WriteNpz((folder / "wrong.npz").string(), {{"v", Weight()}});
   EXPECT_EQ(
-      KindOf([&] { Executable::Load(kProgram, LoadOptions{(folder / "wrong.npz").string()}); }),
+      KindOf([&] { Executable::Load(kProgram, LoadOptions{(folder / "wrong.npz").string(), {}}); }),
       ErrorKind::kUsage);
   fs::remove_all(folder);
+}
+
+// relu(x w^T)'s gradient by hand: each output element with a positive sum
+// passes 1 back, d/dx[r][k] = sum over those outputs j of w[j][k], and
+// d/dw[j][k] = sum over rows r with a positive output of x[r][k].
+TEST(RuntimeApi, AddsGradientsOnRequest) {
+  LoadOptions options;
+  options.gradients = {"main"};
+  Executable program = Executable::Load(kProgram, options);
+  const FunctionInfo gradient = program.function("main_grad");
+  ASSERT_EQ(gradient.parameters.size(), 2u);
+  VirtualMachine vm(program);
+  const std::vector<float> x = {1, 2, 3, -1, 0, 4};
+  const std::vector<float> y = DenseRelu(x);
+  std::vector<float> dx(6, 0), dw(12, 0);
+  for (size_t row = 0; row < 2; ++row) {
+    for (size_t j = 0; j < 4; ++j) {
+      if (y[row * 4 + j] <= 0) continue;
+      for (size_t k = 0; k < 3; ++k) {
+        dx[row * 3 + k] += kWeight[j][k];
+        dw[j * 3 + k] += x[row * 3 + k];
+      }
+    }
+  }
+  std::vector<Value> arguments = {Floats({2, 3}, x), Weight()};
+  const Value result = vm.Invoke("main_grad", arguments);
+  ASSERT_EQ(result->kind(), ObjectKind::kTuple);
+  const auto& pair = static_cast<const Tuple&>(*result).fields();
+  ExpectFloats(pair[0], {2, 4}, y);
+  const auto& gradients = static_cast<const Tuple&>(*pair[1]).fields();
+  ASSERT_EQ(gradients.size(), 2u);
+  ExpectFloats(gradients[0], {2, 3}, dx);
+  ExpectFloats(gradients[1], {4, 3}, dw);
+
+  options.gradients = {"missing"};
+  EXPECT_EQ(KindOf([&] { Executable::Load(kProgram, options); }), ErrorKind::kUsage);
 }
 
 TEST(RuntimeApi, InvokesByPositionAndByNameAndReturnsTuplesAndLists) {

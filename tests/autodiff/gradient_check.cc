@@ -139,6 +139,25 @@ void CheckGradient(const std::string& program, const std::vector<Value>& argumen
   }
 }
 
+void ExpectSameAsGradientOf(const std::string& program, const std::string& entry,
+                            const std::string& reference, const std::vector<Value>& arguments,
+                            size_t slot) {
+  std::string text = "#[version = \"0.0.5\"]\n" + program;
+  Diagnostics diagnostics("gradient_check.relay", std::make_shared<const std::string>(text));
+  ir::Module module = compiler::ParseAndCheck(diagnostics);
+  ASSERT_FALSE(diagnostics.has_errors()) << diagnostics.FormatAll();
+  ir::Module differentiated = passes::AddGradient(module, &compiler::Prelude(), reference);
+  // The values are held here: fields() refers into them.
+  const Value expected_value =
+      evaluator::Evaluate(differentiated, passes::GradientName(reference), arguments);
+  const Value actual_value = evaluator::Evaluate(module, entry, arguments);
+  const auto& expected = AsTuple(expected_value).fields();
+  const auto& actual = AsTuple(actual_value).fields();
+  ASSERT_EQ(actual.size(), 2u);
+  ExpectSameValues(expected[0], actual[0], 1e-12, "result");
+  ExpectSameValues(AsTuple(expected[1]).fields().at(slot), actual[1], 1e-12, "gradient");
+}
+
 Value RandomTensor(const std::vector<int64_t>& shape, std::mt19937& random, double low,
                    double high) {
   Ref<Tensor> tensor = Tensor::Empty(HostDevice(), shape, DType::kFloat64);

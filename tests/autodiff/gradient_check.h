@@ -37,6 +37,14 @@ struct GradientCheckOptions {
 void CheckGradient(const std::string& program, const std::vector<Value>& arguments,
                    const GradientCheckOptions& options = {});
 
+// Checks that @entry of `program` returns (result, d) where result is
+// @reference's result and d is @reference_grad's gradient in `slot`: for a
+// gradient reached another way (through an ADT parameter, say) than the
+// one CheckGradient verified.
+void ExpectSameAsGradientOf(const std::string& program, const std::string& entry,
+                            const std::string& reference, const std::vector<Value>& arguments,
+                            size_t slot);
+
 // A float64 tensor of `shape` with elements uniform in [low, high).
 Value RandomTensor(const std::vector<int64_t>& shape, std::mt19937& random, double low = -1,
                    double high = 1);
