@@ -1,6 +1,8 @@
 // Compute definitions of the injective data-movement operators. Each maps
 // an output index to the input element it copies; no arithmetic touches the
-// values, so every dtype (float16 and bool included) moves unchanged.
+// values, so every dtype (float16 and bool included) moves unchanged. The
+// one exception is scatter_add (the adjoint of gather and take), which sums
+// the updates that land on an element.
 //
 // Kernels evaluate both arms of a Select, so an index that is only used
 // when a condition holds (concatenate's source, pad's interior) is clamped
@@ -154,13 +156,15 @@ TensorExpr BroadcastToCompute(std::span<const TensorExpr> inputs, const Attrs&,
                     }};
 }
 
-// The first element and step of each axis of a strided_slice, resolved as
-// the type relation resolves them (which has already validated the
-// attributes, so nothing here fails).
-TensorExpr StridedSliceCompute(std::span<const TensorExpr> inputs, const Attrs& attrs,
-                               const Dims& output) {
-  TensorExpr data = inputs[0];
-  const Dims input = ConstantShape(data);
+// The first element and step along each axis of a strided_slice of a
+// tensor of shape `input`, resolved as the type relation resolves them
+// (which has already validated the attributes, so nothing here fails).
+// Axes that are not sliced start at 0 with step 1.
+struct SliceGeometry {
+  std::vector<int64_t> first, step;
+};
+
+SliceGeometry ResolveSlice(const Dims& input, const Attrs& attrs) {
   const size_t rank = input.size();
   const std::vector<int64_t> begin = IntListAttr(attrs, "begin");
   const std::vector<int64_t> end = IntListAttr(attrs, "end");
@@ -177,7 +181,7 @@ TensorExpr StridedSliceCompute(std::span<const TensorExpr> inputs, const Attrs& 
   strides.resize(axes.size(), 1);
   if (size_mode) std::fill(strides.begin(), strides.end(), 1);
 
-  std::vector<int64_t> first(rank, 0), step(rank, 1);
+  SliceGeometry geometry{std::vector<int64_t>(rank, 0), std::vector<int64_t>(rank, 1)};
   for (size_t slot = 0; slot < axes.size(); ++slot) {
     const int64_t axis = axes[slot];
     const int64_t stride = strides[slot];
@@ -187,16 +191,68 @@ TensorExpr StridedSliceCompute(std::span<const TensorExpr> inputs, const Attrs& 
     if (start < 0) start += extent;
     start = stride > 0 ? std::clamp<int64_t>(start, 0, extent)
                        : std::clamp<int64_t>(start, -1, extent - 1);
-    first[axis] = start;
-    step[axis] = stride;
+    geometry.first[axis] = start;
+    geometry.step[axis] = stride;
   }
+  return geometry;
+}
+
+TensorExpr StridedSliceCompute(std::span<const TensorExpr> inputs, const Attrs& attrs,
+                               const Dims& output) {
+  TensorExpr data = inputs[0];
+  const SliceGeometry geometry = ResolveSlice(ConstantShape(data), attrs);
   return TensorExpr{
-      ShapeExprs(output), data.dtype, [data, first, step](const std::vector<Expr>& indices) {
+      ShapeExprs(output), data.dtype,
+      [data, first = geometry.first, step = geometry.step](const std::vector<Expr>& indices) {
         std::vector<Expr> source;
         for (size_t axis = 0; axis < indices.size(); ++axis) {
           source.push_back(Add(Int(first[axis]), Multiply(indices[axis], Int(step[axis]))));
         }
         return data.at(source);
+      }};
+}
+
+// slice_scatter: an element of data's shape is source's where the slice
+// reaches it (its distance from the slice's first element along every axis
+// is a whole number of steps, fewer than the slice's extent), data's
+// elsewhere.
+TensorExpr SliceScatterCompute(std::span<const TensorExpr> inputs, const Attrs& attrs,
+                               const Dims& output) {
+  TensorExpr data = inputs[0], source = inputs[1];
+  const Dims input = ConstantShape(data);
+  const Dims slice = ConstantShape(source);  // the relation checked it is the slice's shape
+  if (ElementCountOf(slice) == 0) {
+    // Nothing to place (and nothing that may be loaded from source).
+    return TensorExpr{ShapeExprs(output), data.dtype,
+                      [data](const std::vector<Expr>& indices) { return data.at(indices); }};
+  }
+  const SliceGeometry geometry = ResolveSlice(input, attrs);
+  return TensorExpr{
+      ShapeExprs(output), data.dtype,
+      [data, source, input, slice, geometry](const std::vector<Expr>& indices) {
+        Expr inside;
+        std::vector<Expr> position;
+        for (size_t axis = 0; axis < indices.size(); ++axis) {
+          const int64_t first = geometry.first[axis], step = geometry.step[axis];
+          if (first == 0 && step == 1 && slice[axis] == input[axis]) {
+            position.push_back(indices[axis]);  // the whole axis
+            continue;
+          }
+          // The distance in the stride's direction, then in steps.
+          const int64_t magnitude = step > 0 ? step : -step;
+          Expr distance =
+              step > 0 ? Subtract(indices[axis], Int(first)) : Subtract(Int(first), indices[axis]);
+          Expr steps = magnitude == 1 ? distance : FloorDivide(distance, Int(magnitude));
+          Expr reached = And(Less(Int(-1), distance), Less(steps, Int(slice[axis])));
+          if (magnitude != 1) {
+            reached =
+                And(reached, Binary(BinaryOp::kEqual, FloorMod(distance, Int(magnitude)), Int(0)));
+          }
+          inside = inside ? And(inside, reached) : reached;
+          position.push_back(Clamp(steps, 0, slice[axis] - 1));
+        }
+        Expr placed = source.at(position);
+        return inside ? Select(inside, placed, data.at(indices)) : placed;
       }};
 }
 
@@ -231,6 +287,54 @@ TensorExpr GatherCompute(std::span<const TensorExpr> inputs, const Attrs& attrs,
                           Clamp(Cast(DType::kInt64, indices_tensor.at(indices)), 0, extent - 1);
                       return data.at(source);
                     }};
+}
+
+// scatter_add: out[i] = data[i] + the sum of updates[j] over the positions
+// j of indices that send their update to i: j equal to i off the axis, and
+// indices[j] (clamped to the axis, as gather clamps it) equal to i on it.
+// One reduction along the indices' axis per output element; float sums
+// accumulate in float64, as sum does.
+TensorExpr ScatterAddCompute(std::span<const TensorExpr> inputs, const Attrs& attrs,
+                             const Dims& output) {
+  TensorExpr data = inputs[0], indices_tensor = inputs[1], updates = inputs[2];
+  const Dims input = ConstantShape(data);
+  const Dims scattered = ConstantShape(indices_tensor);
+  const int64_t axis = NormalizeAxis(IntAttr(attrs, "axis"), input.size());
+  const DType dtype = data.dtype;
+  if (ElementCountOf(scattered) == 0 || ElementCountOf(output) == 0) {
+    // No update to add (or no element to add it to): data unchanged.
+    return TensorExpr{ShapeExprs(output), dtype,
+                      [data](const std::vector<Expr>& indices) { return data.at(indices); }};
+  }
+  const DType accumulator = IsFloat(dtype) ? DType::kFloat64 : dtype;
+  return TensorExpr{
+      ShapeExprs(output), dtype,
+      [data, indices_tensor, updates, input, scattered, axis, dtype,
+       accumulator](const std::vector<Expr>& indices) {
+        Var along(new VarNode("k"));
+        // The position in indices and updates; off the axis it is the
+        // output's own, which indices may be too small to hold.
+        Expr within;
+        std::vector<Expr> position;
+        for (size_t dim = 0; dim < input.size(); ++dim) {
+          if (static_cast<int64_t>(dim) == axis) {
+            position.push_back(along);
+          } else if (scattered[dim] < input[dim]) {
+            Expr fits = Less(indices[dim], Int(scattered[dim]));
+            within = within ? And(within, fits) : fits;
+            position.push_back(Clamp(indices[dim], 0, scattered[dim] - 1));
+          } else {
+            position.push_back(indices[dim]);
+          }
+        }
+        Expr target = Clamp(Cast(DType::kInt64, indices_tensor.at(position)), 0, input[axis] - 1);
+        Expr hit = Binary(BinaryOp::kEqual, target, indices[axis]);
+        if (within) hit = And(within, hit);
+        Expr zero = Constant(0, accumulator);
+        Expr body = Select(hit, Cast(accumulator, updates.at(position)), zero);
+        Expr sum = Reduce(ReduceOp::kSum, {along}, {Int(scattered[axis])}, zero, body);
+        return Cast(dtype, Add(Cast(accumulator, data.at(indices)), sum));
+      }};
 }
 
 // take with mode clip (out-of-range indices clamp to the ends) or wrap
@@ -428,6 +532,8 @@ const std::unordered_map<std::string, Specialised>& TransformComputes() {
     table["broadcast_to"] = {BroadcastToCompute};
     table["broadcast_to_like"] = {BroadcastToCompute};
     table["strided_slice"] = {StridedSliceCompute};
+    table["slice_scatter"] = {SliceScatterCompute};
+    table["scatter_add"] = {ScatterAddCompute};
     table["take"] = {TakeCompute};
     table["gather"] = {GatherCompute};
     table["cast_like"] = {CastLikeCompute};

@@ -80,17 +80,22 @@ ValueType VarianceRelation(std::span<const RelationInput> inputs, const Attrs& a
 struct Reduction {
   const char* name;
   Accepts accepts;
+  Differentiability differentiability;
   const char* summary;
 };
 
+constexpr Differentiability kGrad = Differentiability::kGradient;
+// all and any take and give bool tensors: no gradient ever reaches them.
+constexpr Differentiability kNone = Differentiability::kNotDifferentiable;
+
 const Reduction kReductions[] = {
-    {"sum", Accepts::kNumeric, "Sum over the given axes."},
-    {"mean", Accepts::kNumeric, "Arithmetic mean over the given axes."},
-    {"prod", Accepts::kNumeric, "Product over the given axes."},
-    {"max", Accepts::kAny, "Maximum over the given axes."},
-    {"min", Accepts::kAny, "Minimum over the given axes."},
-    {"all", Accepts::kBool, "Logical AND over the given axes."},
-    {"any", Accepts::kBool, "Logical OR over the given axes."},
+    {"sum", Accepts::kNumeric, kGrad, "Sum over the given axes."},
+    {"mean", Accepts::kNumeric, kGrad, "Arithmetic mean over the given axes."},
+    {"prod", Accepts::kNumeric, kGrad, "Product over the given axes."},
+    {"max", Accepts::kAny, kGrad, "Maximum over the given axes."},
+    {"min", Accepts::kAny, kGrad, "Minimum over the given axes."},
+    {"all", Accepts::kBool, kNone, "Logical AND over the given axes."},
+    {"any", Accepts::kBool, kNone, "Logical OR over the given axes."},
 };
 
 }  // namespace
@@ -102,9 +107,12 @@ void RegisterReductionOperators(OperatorTableBuilder& table) {
                .attributes = ReduceSchema(),
                .pattern = FusionPattern::kCommReduce,
                .relation = ReduceRelation(reduction.accepts, std::nullopt),
-               .summary = reduction.summary});
+               .summary = reduction.summary,
+               .differentiability = reduction.differentiability});
   }
 
+  // argmax and argmin give int32 positions, which carry no gradient: they
+  // stay kNotDifferentiable.
   AttrSchema arg_schema = ReduceSchema();
   arg_schema.push_back(DefaultAttr("select_last_index", AttrKind::kBool, AttrValue::Bool(false)));
   table.Add({.name = "argmax",
@@ -127,13 +135,15 @@ void RegisterReductionOperators(OperatorTableBuilder& table) {
              .attributes = variance_schema,
              .pattern = FusionPattern::kCommReduce,
              .relation = VarianceRelation,
-             .summary = "Variance over the given axes, given the mean (keepdims shape)."});
+             .summary = "Variance over the given axes, given the mean (keepdims shape).",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "std",
              .input_names = {"data", "mean"},
              .attributes = variance_schema,
              .pattern = FusionPattern::kCommReduce,
              .relation = VarianceRelation,
-             .summary = "Standard deviation over the given axes, given the mean."});
+             .summary = "Standard deviation over the given axes, given the mean.",
+             .differentiability = Differentiability::kGradient});
 }
 
 }  // namespace relay::kernels

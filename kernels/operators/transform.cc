@@ -1,7 +1,8 @@
 // Shape-transforming operators (reshape, transpose, squeeze, expand_dims,
 // concatenate, split, stack, strided_slice, take, gather, tile, repeat,
-// reverse, broadcasts) and tensor creation (zeros, ones, full, *_like,
-// arange, shape_of, ndarray_size).
+// reverse, broadcasts), their adjoints (slice_scatter, scatter_add: the
+// gradients of strided_slice and of gather and take) and tensor creation
+// (zeros, ones, full, *_like, arange, shape_of, ndarray_size).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -479,18 +480,84 @@ ValueType TakeRelation(std::span<const RelationInput> inputs, const Attrs& attrs
   return ValueType::Tensor(std::move(shape), data.dtype);
 }
 
+// Off `axis`, `indices` (of data's rank) must fit inside `data`: its
+// positions there address data's elements directly, and no kernel may read
+// outside a buffer.
+void ExpectWithinOffAxis(const ValueType& indices, const ValueType& data, int64_t axis,
+                         std::string_view name) {
+  for (size_t index = 0; index < data.shape.size(); ++index) {
+    const int64_t dim = indices.shape[index];
+    if (static_cast<int64_t>(index) != axis && IsKnownDim(dim) && IsKnownDim(data.shape[index]) &&
+        dim > data.shape[index]) {
+      FailRelation("input '" + std::string(name) + "' " + indices.ToString() +
+                   " must be no larger than 'data' " + data.ToString() + " off axis " +
+                   std::to_string(axis));
+    }
+  }
+}
+
 // gather: out[i][j] = data[i][indices[i][j]] along axis; output has indices'
 // shape, which must have data's rank.
 ValueType GatherRelation(std::span<const RelationInput> inputs, const Attrs& attrs) {
   const ValueType& data = ExpectTensor(inputs, 0, "data");
   const ValueType& indices = ExpectTensor(inputs, 1, "indices");
   ExpectIntegerDType(indices, "indices");
-  NormalizeAxis(IntAttr(attrs, "axis"), data.shape.size());
+  const int64_t axis = NormalizeAxis(IntAttr(attrs, "axis"), data.shape.size());
   if (indices.shape.size() != data.shape.size()) {
     FailRelation("input 'indices' " + indices.ToString() + " must have the rank of 'data' " +
                  data.ToString());
   }
+  ExpectWithinOffAxis(indices, data, axis, "indices");
   return ValueType::Tensor(indices.shape, data.dtype);
+}
+
+// slice_scatter: data with its strided_slice (the same attributes, resolved
+// the same way) replaced by `source`, which must have the slice's shape.
+// The adjoint of strided_slice: its gradient is slice_scatter(zeros, g).
+ValueType SliceScatterRelation(std::span<const RelationInput> inputs, const Attrs& attrs) {
+  const ValueType& data = ExpectTensor(inputs, 0, "data");
+  const ValueType& source = ExpectTensor(inputs, 1, "source");
+  ExpectSameDType(data, source);
+  const ValueType slice = StridedSliceRelation(inputs.subspan(0, 1), attrs);
+  if (source.shape.size() != slice.shape.size()) {
+    FailRelation("input 'source' " + source.ToString() + " must have the shape " +
+                 DimsToString(slice.shape) + " of the slice of 'data' " + data.ToString());
+  }
+  for (size_t index = 0; index < slice.shape.size(); ++index) {
+    UnifyDims(source.shape[index], slice.shape[index],
+              "input 'source' " + source.ToString() + " must have the shape " +
+                  DimsToString(slice.shape) + " of the slice of 'data' " + data.ToString());
+  }
+  return data;
+}
+
+// scatter_add, after TVM's: out = data, then out[i with i[axis] replaced by
+// indices[i]] += updates[i] for every position i of indices. indices and
+// updates share one shape of data's rank, no larger than data's off the
+// axis. An out-of-range index (a negative one too, which TVM counts from
+// the end) is clamped to the axis, as gather clamps it, so that
+// scatter_add is gather's adjoint (its gradient) exactly.
+ValueType ScatterAddRelation(std::span<const RelationInput> inputs, const Attrs& attrs) {
+  const ValueType& data = ExpectTensor(inputs, 0, "data");
+  const ValueType& indices = ExpectTensor(inputs, 1, "indices");
+  const ValueType& updates = ExpectTensor(inputs, 2, "updates");
+  if (data.dtype == DType::kBool) {
+    FailRelation("input 'data' must have a numeric dtype, got " + data.ToString());
+  }
+  ExpectIntegerDType(indices, "indices");
+  ExpectSameDType(data, updates);
+  const int64_t axis = NormalizeAxis(IntAttr(attrs, "axis"), data.shape.size());
+  if (indices.shape.size() != data.shape.size() || updates.shape.size() != data.shape.size()) {
+    FailRelation("inputs 'indices' " + indices.ToString() + " and 'updates' " + updates.ToString() +
+                 " must have the rank of 'data' " + data.ToString());
+  }
+  for (size_t index = 0; index < data.shape.size(); ++index) {
+    UnifyDims(indices.shape[index], updates.shape[index],
+              "inputs 'indices' " + indices.ToString() + " and 'updates' " + updates.ToString() +
+                  " must have the same shape");
+  }
+  ExpectWithinOffAxis(indices, data, axis, "indices");
+  return data;
 }
 
 // ---- repetition and broadcasting --------------------------------------------------
@@ -644,6 +711,14 @@ AttrField IntDefault(const char* name, int64_t value) {
   return DefaultAttr(name, AttrKind::kInt, AttrValue::Int(value));
 }
 
+// strided_slice's attributes, which slice_scatter shares.
+AttrSchema StridedSliceSchema() {
+  return {RequiredAttr("begin", AttrKind::kIntList), RequiredAttr("end", AttrKind::kIntList),
+          DefaultAttr("strides", AttrKind::kOptionalIntList, AttrValue()),
+          DefaultAttr("axes", AttrKind::kOptionalIntList, AttrValue()),
+          DefaultAttr("slice_mode", AttrKind::kString, AttrValue::String("end"))};
+}
+
 }  // namespace
 
 void RegisterTransformOperators(OperatorTableBuilder& table) {
@@ -653,7 +728,8 @@ void RegisterTransformOperators(OperatorTableBuilder& table) {
                             DefaultAttr("allowzero", AttrKind::kBool, AttrValue::Bool(false))},
              .pattern = FusionPattern::kInjective,
              .relation = ReshapeRelation,
-             .summary = "Reshapes; newshape may use 0, -1, -2, -3 and -4 (see the docs)."});
+             .summary = "Reshapes; newshape may use 0, -1, -2, -3 and -4 (see the docs).",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "reshape_like",
              .input_names = {"data", "shape_like"},
              .attributes = {IntDefault("lhs_begin", 0),
@@ -662,54 +738,58 @@ void RegisterTransformOperators(OperatorTableBuilder& table) {
                             DefaultAttr("rhs_end", AttrKind::kOptionalInt, AttrValue())},
              .pattern = FusionPattern::kInjective,
              .relation = ReshapeLikeRelation,
-             .summary = "Reshapes data (a range of its axes) to the shape of another tensor."});
+             .summary = "Reshapes data (a range of its axes) to the shape of another tensor.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "transpose",
              .input_names = {"data"},
              .attributes = {DefaultAttr("axes", AttrKind::kOptionalIntList, AttrValue())},
              .pattern = FusionPattern::kInjective,
              .relation = TransposeRelation,
-             .summary = "Permutes the axes (reverses them when axes=None)."});
+             .summary = "Permutes the axes (reverses them when axes=None).",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "squeeze",
              .input_names = {"data"},
              .attributes = {DefaultAttr("axis", AttrKind::kOptionalIntList, AttrValue())},
              .pattern = FusionPattern::kInjective,
              .relation = SqueezeRelation,
-             .summary = "Removes axes of extent 1 (all of them when axis=None)."});
+             .summary = "Removes axes of extent 1 (all of them when axis=None).",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "expand_dims",
              .input_names = {"data"},
              .attributes = {RequiredAttr("axis", AttrKind::kInt), IntDefault("num_newaxis", 1)},
              .pattern = FusionPattern::kBroadcast,
              .relation = ExpandDimsRelation,
-             .summary = "Inserts num_newaxis axes of extent 1 at axis."});
+             .summary = "Inserts num_newaxis axes of extent 1 at axis.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "concatenate",
              .input_names = {"data"},
              .attributes = {IntDefault("axis", 0)},
              .pattern = FusionPattern::kInjective,
              .relation = ConcatenateRelation,
-             .summary = "Joins a tuple of tensors along an existing axis."});
+             .summary = "Joins a tuple of tensors along an existing axis.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "stack",
              .input_names = {"data"},
              .attributes = {IntDefault("axis", 0)},
              .pattern = FusionPattern::kInjective,
              .relation = StackRelation,
-             .summary = "Joins a tuple of same-shaped tensors along a new axis."});
+             .summary = "Joins a tuple of same-shaped tensors along a new axis.",
+             .differentiability = Differentiability::kGradient});
   table.Add(
       {.name = "split",
        .input_names = {"data"},
        .attributes = {RequiredAttr("indices_or_sections", AttrKind::kAny), IntDefault("axis", 0)},
        .pattern = FusionPattern::kInjective,
        .relation = SplitRelation,
-       .summary = "Splits into a tuple: N equal sections or at the given indices."});
+       .summary = "Splits into a tuple: N equal sections or at the given indices.",
+       .differentiability = Differentiability::kGradient});
   table.Add({.name = "strided_slice",
              .input_names = {"data"},
-             .attributes = {RequiredAttr("begin", AttrKind::kIntList),
-                            RequiredAttr("end", AttrKind::kIntList),
-                            DefaultAttr("strides", AttrKind::kOptionalIntList, AttrValue()),
-                            DefaultAttr("axes", AttrKind::kOptionalIntList, AttrValue()),
-                            DefaultAttr("slice_mode", AttrKind::kString, AttrValue::String("end"))},
+             .attributes = StridedSliceSchema(),
              .pattern = FusionPattern::kInjective,
              .relation = StridedSliceRelation,
-             .summary = "Python-style slicing with begin, end (or size) and strides per axis."});
+             .summary = "Python-style slicing with begin, end (or size) and strides per axis.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "take",
              .input_names = {"data", "indices"},
              .attributes = {DefaultAttr("axis", AttrKind::kOptionalInt, AttrValue()),
@@ -717,32 +797,53 @@ void RegisterTransformOperators(OperatorTableBuilder& table) {
                             DefaultAttr("mode", AttrKind::kString, AttrValue::String("clip"))},
              .pattern = FusionPattern::kInjective,
              .relation = TakeRelation,
-             .summary = "Selects entries along an axis (of the flattened data if axis=None)."});
+             .summary = "Selects entries along an axis (of the flattened data if axis=None).",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "gather",
              .input_names = {"data", "indices"},
              .attributes = {RequiredAttr("axis", AttrKind::kInt)},
              .pattern = FusionPattern::kInjective,
              .relation = GatherRelation,
-             .summary = "Gathers along an axis with an index tensor of data's rank."});
+             .summary = "Gathers along an axis with an index tensor of data's rank.",
+             .differentiability = Differentiability::kGradient});
+  table.Add({.name = "slice_scatter",
+             .input_names = {"data", "source"},
+             .attributes = StridedSliceSchema(),
+             .pattern = FusionPattern::kInjective,
+             .relation = SliceScatterRelation,
+             .summary = "data with its strided_slice (same attributes) replaced by source.",
+             .differentiability = Differentiability::kGradient});
+  // Opaque: each output element sums over the index axis, a loop that
+  // fusing producers into would repeat.
+  table.Add({.name = "scatter_add",
+             .input_names = {"data", "indices", "updates"},
+             .attributes = {RequiredAttr("axis", AttrKind::kInt)},
+             .pattern = FusionPattern::kOpaque,
+             .relation = ScatterAddRelation,
+             .summary = "Adds updates into data at indices along an axis (gather's adjoint).",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "tile",
              .input_names = {"data"},
              .attributes = {RequiredAttr("reps", AttrKind::kIntList)},
              .pattern = FusionPattern::kBroadcast,
              .relation = TileRelation,
-             .summary = "Repeats the whole tensor reps times per axis (NumPy's tile)."});
+             .summary = "Repeats the whole tensor reps times per axis (NumPy's tile).",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "repeat",
              .input_names = {"data"},
              .attributes = {RequiredAttr("repeats", AttrKind::kInt),
                             RequiredAttr("axis", AttrKind::kInt)},
              .pattern = FusionPattern::kBroadcast,
              .relation = RepeatRelation,
-             .summary = "Repeats each element repeats times along axis."});
+             .summary = "Repeats each element repeats times along axis.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "reverse",
              .input_names = {"data"},
              .attributes = {RequiredAttr("axis", AttrKind::kInt)},
              .pattern = FusionPattern::kInjective,
              .relation = ReverseRelation,
-             .summary = "Reverses the order of elements along axis."});
+             .summary = "Reverses the order of elements along axis.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "broadcast_to",
              .input_names = {"data"},
              // dtype is part of Relay's attribute type for this operator and is
@@ -751,20 +852,25 @@ void RegisterTransformOperators(OperatorTableBuilder& table) {
                             DefaultAttr("dtype", AttrKind::kString, AttrValue::String(""))},
              .pattern = FusionPattern::kBroadcast,
              .relation = BroadcastToRelation,
-             .summary = "Broadcasts to the given shape."});
+             .summary = "Broadcasts to the given shape.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "broadcast_to_like",
              .input_names = {"data", "broadcast_type"},
              .attributes = {},
              .pattern = FusionPattern::kBroadcast,
              .relation = BroadcastToLikeRelation,
-             .summary = "Broadcasts to the shape of another tensor."});
+             .summary = "Broadcasts to the shape of another tensor.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "collapse_sum_like",
              .input_names = {"data", "collapse_type"},
              .attributes = {},
              .pattern = FusionPattern::kCommReduce,
              .relation = CollapseSumLikeRelation,
-             .summary = "Sums the broadcast axes away, down to another tensor's shape."});
+             .summary = "Sums the broadcast axes away, down to another tensor's shape.",
+             .differentiability = Differentiability::kGradient});
 
+  // zeros and ones take no input, and shape_of and ndarray_size give
+  // integers: no gradient ever reaches them, so they stay kNotDifferentiable.
   table.Add({.name = "zeros",
              .input_names = {},
              .attributes = InitSchema("float32"),
@@ -782,32 +888,39 @@ void RegisterTransformOperators(OperatorTableBuilder& table) {
              .attributes = InitSchema(""),
              .pattern = FusionPattern::kElementwise,
              .relation = FullRelation,
-             .summary = "A tensor filled with a scalar (dtype defaults to the scalar's)."});
+             .summary = "A tensor filled with a scalar (dtype defaults to the scalar's).",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "zeros_like",
              .input_names = {"data"},
              .attributes = {},
              .pattern = FusionPattern::kElementwise,
              .relation = LikeRelation,
-             .summary = "Zeros of data's shape and dtype."});
+             .summary = "Zeros of data's shape and dtype.",
+             // Its value does not depend on data's, only its shape does.
+             .differentiability = Differentiability::kZeroGradient});
   table.Add({.name = "ones_like",
              .input_names = {"data"},
              .attributes = {},
              .pattern = FusionPattern::kElementwise,
              .relation = LikeRelation,
-             .summary = "Ones of data's shape and dtype."});
+             .summary = "Ones of data's shape and dtype.",
+             // Its value does not depend on data's, only its shape does.
+             .differentiability = Differentiability::kZeroGradient});
   table.Add({.name = "full_like",
              .input_names = {"data", "fill_value"},
              .attributes = {},
              .pattern = FusionPattern::kElementwise,
              .relation = FullLikeRelation,
-             .summary = "A scalar repeated to data's shape and dtype."});
+             .summary = "A scalar repeated to data's shape and dtype.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "arange",
              .input_names = {"start", "stop", "step"},
              .attributes = {DefaultAttr("dtype", AttrKind::kString, AttrValue::String("float32"))},
              .pattern = FusionPattern::kOpaque,
              .relation = ArangeRelation,
              .summary = "Evenly spaced values in [start, stop) by step.",
-             .shape_dependence = ShapeDependence::kInputValues});
+             .shape_dependence = ShapeDependence::kInputValues,
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "shape_of",
              .input_names = {"data"},
              .attributes = {DefaultAttr("dtype", AttrKind::kString, AttrValue::String("int32"))},
