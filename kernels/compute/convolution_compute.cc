@@ -1,7 +1,8 @@
 // Compute definitions of the convolution, pooling and resizing operators
-// (nn.conv2d, nn.max_pool2d, nn.avg_pool2d, nn.global_avg_pool2d,
-// nn.global_max_pool2d, nn.adaptive_avg_pool2d, nn.adaptive_max_pool2d,
-// image.resize2d), attached to the operator table by
+// (nn.conv2d, nn.conv2d_transpose, nn.conv2d_backward_weight, nn.max_pool2d,
+// nn.avg_pool2d, nn.global_avg_pool2d, nn.global_max_pool2d,
+// nn.adaptive_avg_pool2d, nn.adaptive_max_pool2d, the pools' gradients
+// nn.*pool2d_grad, image.resize2d), attached to the operator table by
 // AttachConvolutionComputes. The schedule is the naive one of
 // BuildInjectiveKernel: one kir::ReduceNode per output element.
 //
@@ -300,7 +301,81 @@ TensorExpr Conv2DTranspose(std::span<const TensorExpr> inputs, const Attrs& attr
       }};
 }
 
+// nn.conv2d_backward_weight (the gradient of conv2d with respect to its
+// weight): weight[k, c, ry, rx] = sum over (n, y, x) of
+//   out_grad[n, k, y, x] * data[n, group(k) * C/groups + c, y*sh + ry*dh - top, x*sw + rx*dw -
+//   left]
+// with the padded border reading zero.
+TensorExpr Conv2DBackwardWeight(std::span<const TensorExpr> inputs, const Attrs& attrs) {
+  const TensorExpr& out_grad = inputs[0];
+  const TensorExpr& data = inputs[1];
+  const auto data_layout = LayoutPositions(StringAttr(attrs, "data_layout"), "NCHW");
+  const auto kernel_layout = LayoutPositions(StringAttr(attrs, "kernel_layout"), "OIHW");
+  const std::string& out_text = StringAttr(attrs, "out_layout");
+  const auto out_layout = out_text.empty() ? data_layout : LayoutPositions(out_text, "NCHW");
+  const DType out_dtype = DTypeAttr(attrs, "out_dtype", data.dtype);
+  const DType accumulator = DotAccumulator(out_dtype);
+
+  const auto in = ExtentsIn(data, data_layout);
+  const auto grad = ExtentsIn(out_grad, out_layout);
+  const std::vector<int64_t> kernel = OptionalIntListAttr(attrs, "kernel_size").value();
+  const int64_t groups = IntAttr(attrs, "groups");
+  const auto strides = SpatialPair(attrs, "strides");
+  const auto dilation = SpatialPair(attrs, "dilation");
+  const auto padding = Padding(attrs);
+  const int64_t in_per_group = in[kChannel] / groups;
+  const int64_t out_per_group = grad[kChannel] / groups;
+  std::vector<Expr> shape = Arranged(
+      kernel_layout, {Int(grad[kChannel]), Int(in_per_group), Int(kernel[0]), Int(kernel[1])});
+  return TensorExpr{
+      shape, out_dtype, [=](const std::vector<Expr>& indices) {
+        const Expr& k = indices[kernel_layout[0]];
+        const Expr& c = indices[kernel_layout[1]];
+        const Expr& ry = indices[kernel_layout[kHeight]];
+        const Expr& rx = indices[kernel_layout[kWidth]];
+        Var n = NewVar("rn"), y = NewVar("ry"), x = NewVar("rx");
+        Expr channel = groups == 1
+                           ? c
+                           : Add(Multiply(Binary(BinaryOp::kFloorDivide, k, Int(out_per_group)),
+                                          Int(in_per_group)),
+                                 c);
+        Expr row = Subtract(Add(Multiply(y, Int(strides[0])), Multiply(ry, Int(dilation[0]))),
+                            Int(padding[0]));
+        Expr column = Subtract(Add(Multiply(x, Int(strides[1])), Multiply(rx, Int(dilation[1]))),
+                               Int(padding[1]));
+        Expr inside =
+            Binary(BinaryOp::kAnd, InRange(row, 0, in[kHeight]), InRange(column, 0, in[kWidth]));
+        Expr value = data.at(Arranged(
+            data_layout, {n, channel, Clamp(row, in[kHeight]), Clamp(column, in[kWidth])}));
+        Expr gradient = out_grad.at(Arranged(out_layout, {n, k, y, x}));
+        Expr term = Multiply(Select(inside, Cast(accumulator, value), Constant(0, accumulator)),
+                             Cast(accumulator, gradient));
+        return Cast(out_dtype, Reduce(ReduceOp::kSum, {n, y, x},
+                                      {Int(in[kBatch]), Int(grad[kHeight]), Int(grad[kWidth])},
+                                      Constant(0, accumulator), term));
+      }};
+}
+
 // ---- sliding-window pools ------------------------------------------------------------------
+
+// The divisor of the average over the sliding window whose first cell is
+// at `starts`: the count of its cells inside the input, or, with
+// count_include_pad, inside the padded input (not the extra border
+// ceil_mode adds), as TVM and PyTorch do; at least 1. An int64 expression.
+Expr AverageDivisor(const std::array<Expr, 2>& starts, const std::array<int64_t, 2>& pool,
+                    const std::array<int64_t, 2>& dilation, const std::array<int64_t, 4>& padding,
+                    const std::array<int64_t, 2>& extents, bool count_include_pad) {
+  std::array<Expr, 2> counts;
+  for (size_t axis = 0; axis < 2; ++axis) {
+    const int64_t lower = count_include_pad ? -padding[axis] : 0;
+    const int64_t upper = count_include_pad ? extents[axis] + padding[axis + 2] : extents[axis];
+    Var r = NewVar(axis == 0 ? "cy" : "cx");
+    Expr position = Add(starts[axis], Multiply(r, Int(dilation[axis])));
+    counts[axis] = Reduce(ReduceOp::kSum, {r}, {Int(pool[axis])}, Int(0),
+                          Cast(DType::kInt64, InRange(position, lower, upper)));
+  }
+  return Binary(BinaryOp::kMaximum, Multiply(counts[0], counts[1]), Int(1));
+}
 
 ComputeFunction Pool2D(bool average) {
   return [average](std::span<const TensorExpr> inputs, const Attrs& attrs) {
@@ -344,21 +419,8 @@ ComputeFunction Pool2D(bool average) {
           std::vector<Expr> extents = {Int(pool[0]), Int(pool[1])};
           if (!average) return MaskedWindowMaximum(dtype, axes, extents, inside, value);
           Expr sum = MaskedWindowSum(axes, extents, inside, value);
-          // The divisor counts the window's elements inside the input, or,
-          // with count_include_pad, inside the padded input (not the extra
-          // border ceil_mode adds), as TVM and PyTorch do.
-          std::array<Expr, 2> counts;
-          for (size_t axis = 0; axis < 2; ++axis) {
-            const int64_t extent = in[axis == 0 ? kHeight : kWidth];
-            const int64_t lower = count_include_pad ? -padding[axis] : 0;
-            const int64_t upper = count_include_pad ? extent + padding[axis + 2] : extent;
-            Var r = NewVar(axis == 0 ? "cy" : "cx");
-            Expr position =
-                Add(axis == 0 ? row_start : column_start, Multiply(r, Int(dilation[axis])));
-            counts[axis] = Reduce(ReduceOp::kSum, {r}, {Int(pool[axis])}, Int(0),
-                                  Cast(DType::kInt64, InRange(position, lower, upper)));
-          }
-          Expr count = Binary(BinaryOp::kMaximum, Multiply(counts[0], counts[1]), Int(1));
+          Expr count = AverageDivisor({row_start, column_start}, pool, dilation, padding,
+                                      {in[kHeight], in[kWidth]}, count_include_pad);
           return Cast(dtype, Binary(BinaryOp::kDivide, sum, Cast(DType::kFloat64, count)));
         }};
   };
@@ -369,6 +431,36 @@ ComputeFunction Pool2D(bool average) {
 // Output element i of an adaptive pool covers input [floor(i * in / out),
 // ceil((i + 1) * in / out)), as PyTorch's. A global pool is the adaptive
 // pool to 1 x 1.
+Expr AdaptiveStart(const Expr& window, int64_t in, int64_t out) {
+  return Binary(BinaryOp::kFloorDivide, Multiply(window, Int(in)), Int(out));
+}
+
+Expr AdaptiveEnd(const Expr& window, int64_t in, int64_t out) {
+  return Binary(BinaryOp::kFloorDivide, Add(Multiply(Add(window, Int(1)), Int(in)), Int(out - 1)),
+                Int(out));
+}
+
+// The widest adaptive window: the constant extent of a reduction over one,
+// whose narrower windows mask their tail.
+int64_t WidestAdaptiveWindow(int64_t in, int64_t out) {
+  int64_t widest = 0;
+  for (int64_t i = 0; i < out; ++i) {
+    widest = std::max(widest, ((i + 1) * in + out - 1) / out - i * in / out);
+  }
+  return widest;
+}
+
+// The output height and width of an adaptive pool of input extents `in`
+// (N, C, H, W): output_size, or the input's when it is empty.
+std::array<int64_t, 2> AdaptiveOutput(const Attrs& attrs, const std::array<int64_t, 4>& in,
+                                      bool global) {
+  if (global) return {1, 1};
+  const std::vector<int64_t> size =
+      OptionalIntListAttr(attrs, "output_size").value_or(std::vector<int64_t>{});
+  if (size.empty()) return {in[kHeight], in[kWidth]};
+  return {size[0], size.back()};
+}
+
 ComputeFunction AdaptivePool2D(bool average, bool global) {
   return [average, global](std::span<const TensorExpr> inputs, const Attrs& attrs) {
     const TensorExpr& data = inputs[0];
@@ -379,52 +471,210 @@ ComputeFunction AdaptivePool2D(bool average, bool global) {
     const std::string& out_text = StringAttr(attrs, "out_layout");
     const auto out_layout = out_text.empty() ? layout : LayoutPositions(out_text, "NCHW");
     const auto in = ExtentsIn(data, layout);
-    std::array<int64_t, 2> out = {1, 1};
-    if (!global) {
-      out = {in[kHeight], in[kWidth]};
-      const std::vector<int64_t> size =
-          OptionalIntListAttr(attrs, "output_size").value_or(std::vector<int64_t>{});
-      if (!size.empty()) out = {size[0], size.back()};
-    }
-    // The widest window along each axis: the reduction's constant extent;
-    // narrower windows mask their tail.
-    std::array<int64_t, 2> widest = {0, 0};
-    for (size_t axis = 0; axis < 2; ++axis) {
-      const int64_t extent = in[axis == 0 ? kHeight : kWidth];
-      for (int64_t i = 0; i < out[axis]; ++i) {
-        const int64_t start = i * extent / out[axis];
-        const int64_t end = ((i + 1) * extent + out[axis] - 1) / out[axis];
-        widest[axis] = std::max(widest[axis], end - start);
-      }
-    }
+    const std::array<int64_t, 2> out = AdaptiveOutput(attrs, in, global);
+    const std::array<int64_t, 2> widest = {WidestAdaptiveWindow(in[kHeight], out[0]),
+                                           WidestAdaptiveWindow(in[kWidth], out[1])};
     const DType dtype = data.dtype;
     std::vector<Expr> shape =
         Arranged(out_layout, {Int(in[kBatch]), Int(in[kChannel]), Int(out[0]), Int(out[1])});
+    return TensorExpr{shape, dtype, [=](const std::vector<Expr>& indices) {
+                        std::array<Expr, 2> positions, sizes, inside;
+                        std::array<Var, 2> axes = {NewVar("ry"), NewVar("rx")};
+                        for (size_t axis = 0; axis < 2; ++axis) {
+                          const int64_t extent = in[axis == 0 ? kHeight : kWidth];
+                          const Expr& i = indices[out_layout[axis == 0 ? kHeight : kWidth]];
+                          Expr start = AdaptiveStart(i, extent, out[axis]);
+                          sizes[axis] = Subtract(AdaptiveEnd(i, extent, out[axis]), start);
+                          inside[axis] = Compare(BinaryOp::kLess, axes[axis], sizes[axis]);
+                          positions[axis] = Clamp(Add(start, axes[axis]), extent);
+                        }
+                        Expr value = data.at(Arranged(
+                            layout, {indices[out_layout[kBatch]], indices[out_layout[kChannel]],
+                                     positions[0], positions[1]}));
+                        Expr within = Binary(BinaryOp::kAnd, inside[0], inside[1]);
+                        std::vector<Var> reduce_axes = {axes[0], axes[1]};
+                        std::vector<Expr> extents = {Int(widest[0]), Int(widest[1])};
+                        if (!average)
+                          return MaskedWindowMaximum(dtype, reduce_axes, extents, within, value);
+                        Expr sum = MaskedWindowSum(reduce_axes, extents, within, value);
+                        Expr count = Cast(DType::kFloat64, Multiply(sizes[0], sizes[1]));
+                        return Cast(dtype, Binary(BinaryOp::kDivide, sum, count));
+                      }};
+  };
+}
+
+// ---- pool gradients ---------------------------------------------------------------------------
+
+// The windows of a pool along one spatial axis, seen from its input: which
+// windows hold an input position, and where each window's cells lie.
+// Sliding windows: cell r of window i is at i * stride - pad_before +
+// r * dilation, r < kernel. Adaptive windows: cell r at AdaptiveStart(i) + r,
+// while that is before AdaptiveEnd(i).
+struct WindowAxis {
+  int64_t in = 0, out = 0;
+  bool adaptive = false;
+  int64_t kernel = 1, stride = 1, dilation = 1, pad_before = 0;
+  int64_t widest = 1;      // the cells of the widest window
+  int64_t candidates = 1;  // the most windows that hold one input position
+
+  static WindowAxis Sliding(int64_t in, int64_t out, int64_t kernel, int64_t stride,
+                            int64_t dilation, int64_t pad_before) {
+    WindowAxis axis{in, out, false, kernel, stride, dilation, pad_before};
+    axis.widest = kernel;
+    // Window i holds position p when i * stride lies in
+    // [p + pad_before - (kernel - 1) * dilation, p + pad_before].
+    axis.candidates = (kernel - 1) * dilation / stride + 1;
+    return axis;
+  }
+
+  static WindowAxis Adaptive(int64_t in, int64_t out) {
+    WindowAxis axis{in, out, true};
+    axis.widest = WidestAdaptiveWindow(in, out);
+    axis.candidates = 1;
+    for (int64_t position = 0; position < in; ++position) {
+      const int64_t first = position * out / in;
+      int64_t last = first;
+      while (last + 1 < out && (last + 1) * in / out <= position) ++last;
+      axis.candidates = std::max(axis.candidates, last - first + 1);
+    }
+    return axis;
+  }
+
+  Expr Start(const Expr& window) const {
+    if (adaptive) return AdaptiveStart(window, in, out);
+    return Subtract(Multiply(window, Int(stride)), Int(pad_before));
+  }
+
+  Expr Cell(const Expr& window, const Expr& r) const {
+    return Add(Start(window), adaptive ? r : Multiply(r, Int(dilation)));
+  }
+
+  // Whether cell r of `window` exists and lies inside the input.
+  Expr CellInside(const Expr& window, const Expr& r) const {
+    Expr inside = InRange(Cell(window, r), 0, in);
+    if (!adaptive) return inside;
+    return Binary(
+        BinaryOp::kAnd, inside,
+        Compare(BinaryOp::kLess, r, Subtract(AdaptiveEnd(window, in, out), Start(window))));
+  }
+
+  // The first window that may hold input `position`; the next `candidates`
+  // windows include every one that does.
+  Expr FirstCandidate(const Expr& position) const {
+    if (adaptive) return Binary(BinaryOp::kFloorDivide, Multiply(position, Int(out)), Int(in));
+    return Binary(BinaryOp::kFloorDivide,
+                  Add(position, Int(pad_before - (kernel - 1) * dilation + stride - 1)),
+                  Int(stride));
+  }
+
+  // Whether `window` exists and one of its cells is input `position`.
+  Expr Holds(const Expr& window, const Expr& position) const {
+    Expr exists = InRange(window, 0, out);
+    if (adaptive) {
+      return Binary(
+          BinaryOp::kAnd, exists,
+          Binary(BinaryOp::kAnd, Compare(BinaryOp::kGreaterEqual, position, Start(window)),
+                 Compare(BinaryOp::kLess, position, AdaptiveEnd(window, in, out))));
+    }
+    Expr offset = Subtract(position, Start(window));
+    Expr held = Binary(BinaryOp::kAnd, exists, InRange(offset, 0, (kernel - 1) * dilation + 1));
+    if (dilation == 1) return held;
+    return Binary(
+        BinaryOp::kAnd, held,
+        Compare(BinaryOp::kEqual, Binary(BinaryOp::kFloorMod, offset, Int(dilation)), Int(0)));
+  }
+};
+
+// The gradients of the pools, (out_grad, data) -> data's shape: each input
+// element gathers, from every window that holds it, that window's out_grad
+// divided by the window's divisor (averages) or, when it is the window's
+// first maximal cell in row-major order, as TVM and PyTorch choose, the
+// whole of it (maxima). Sums run in float64 and round once.
+ComputeFunction PoolGradient(bool average, bool adaptive) {
+  return [average, adaptive](std::span<const TensorExpr> inputs, const Attrs& attrs) {
+    const TensorExpr& out_grad = inputs[0];
+    const TensorExpr& data = inputs[1];
+    ExpectFloat(data.dtype,
+                adaptive ? (average ? "nn.adaptive_avg_pool2d_grad" : "nn.adaptive_max_pool2d_grad")
+                         : (average ? "nn.avg_pool2d_grad" : "nn.max_pool2d_grad"));
+    const auto layout = LayoutPositions(StringAttr(attrs, "layout"), "NCHW");
+    const std::string& out_text = StringAttr(attrs, "out_layout");
+    const auto out_layout = out_text.empty() ? layout : LayoutPositions(out_text, "NCHW");
+    const auto in = ExtentsIn(data, layout);
+    const auto out = ExtentsIn(out_grad, out_layout);
+    std::array<WindowAxis, 2> windows;
+    std::array<int64_t, 2> pool = {1, 1}, dilation = {1, 1};
+    std::array<int64_t, 4> padding = {0, 0, 0, 0};
+    const bool count_include_pad = average && !adaptive && BoolAttr(attrs, "count_include_pad");
+    if (!adaptive) {
+      pool = SpatialPair(attrs, "pool_size");
+      dilation = SpatialPair(attrs, "dilation");
+      padding = Padding(attrs);
+    }
+    const auto strides = adaptive ? std::array<int64_t, 2>{1, 1} : SpatialPair(attrs, "strides");
+    for (size_t axis = 0; axis < 2; ++axis) {
+      windows[axis] = adaptive
+                          ? WindowAxis::Adaptive(in[kHeight + axis], out[kHeight + axis])
+                          : WindowAxis::Sliding(in[kHeight + axis], out[kHeight + axis], pool[axis],
+                                                strides[axis], dilation[axis], padding[axis]);
+    }
+    const DType dtype = data.dtype;
+    const DType wide = DType::kFloat64;
     return TensorExpr{
-        shape, dtype, [=](const std::vector<Expr>& indices) {
-          std::array<Expr, 2> positions, sizes, inside;
-          std::array<Var, 2> axes = {NewVar("ry"), NewVar("rx")};
+        data.shape, dtype, [=](const std::vector<Expr>& indices) {
+          const Expr& n = indices[layout[kBatch]];
+          const Expr& c = indices[layout[kChannel]];
+          const std::array<Expr, 2> position = {indices[layout[kHeight]], indices[layout[kWidth]]};
+          const std::array<Var, 2> candidate = {NewVar("wy"), NewVar("wx")};
+          std::array<Expr, 2> window;
           for (size_t axis = 0; axis < 2; ++axis) {
-            const int64_t extent = in[axis == 0 ? kHeight : kWidth];
-            const Expr& i = indices[out_layout[axis == 0 ? kHeight : kWidth]];
-            Expr start = Binary(BinaryOp::kFloorDivide, Multiply(i, Int(extent)), Int(out[axis]));
-            Expr end = Binary(BinaryOp::kFloorDivide,
-                              Add(Multiply(Add(i, Int(1)), Int(extent)), Int(out[axis] - 1)),
-                              Int(out[axis]));
-            sizes[axis] = Subtract(end, start);
-            inside[axis] = Compare(BinaryOp::kLess, axes[axis], sizes[axis]);
-            positions[axis] = Clamp(Add(start, axes[axis]), extent);
+            window[axis] = Add(windows[axis].FirstCandidate(position[axis]), candidate[axis]);
           }
-          Expr value =
-              data.at(Arranged(layout, {indices[out_layout[kBatch]], indices[out_layout[kChannel]],
-                                        positions[0], positions[1]}));
-          Expr within = Binary(BinaryOp::kAnd, inside[0], inside[1]);
-          std::vector<Var> reduce_axes = {axes[0], axes[1]};
-          std::vector<Expr> extents = {Int(widest[0]), Int(widest[1])};
-          if (!average) return MaskedWindowMaximum(dtype, reduce_axes, extents, within, value);
-          Expr sum = MaskedWindowSum(reduce_axes, extents, within, value);
-          Expr count = Cast(DType::kFloat64, Multiply(sizes[0], sizes[1]));
-          return Cast(dtype, Binary(BinaryOp::kDivide, sum, count));
+          Expr holds = Binary(BinaryOp::kAnd, windows[0].Holds(window[0], position[0]),
+                              windows[1].Holds(window[1], position[1]));
+          Expr gradient =
+              Cast(wide, out_grad.at(Arranged(out_layout, {n, c, Clamp(window[0], out[kHeight]),
+                                                           Clamp(window[1], out[kWidth])})));
+          Expr share;
+          if (average) {
+            Expr count;
+            if (adaptive) {
+              count = Multiply(Subtract(AdaptiveEnd(window[0], in[kHeight], out[kHeight]),
+                                        windows[0].Start(window[0])),
+                               Subtract(AdaptiveEnd(window[1], in[kWidth], out[kWidth]),
+                                        windows[1].Start(window[1])));
+            } else {
+              count =
+                  AverageDivisor({windows[0].Start(window[0]), windows[1].Start(window[1])}, pool,
+                                 dilation, padding, {in[kHeight], in[kWidth]}, count_include_pad);
+            }
+            share = Binary(BinaryOp::kDivide, gradient, Cast(wide, count));
+          } else {
+            // The window's first maximal cell, compared as the pool compares.
+            const std::array<Var, 2> cell = {NewVar("ry"), NewVar("rx")};
+            Expr inside = Binary(BinaryOp::kAnd, windows[0].CellInside(window[0], cell[0]),
+                                 windows[1].CellInside(window[1], cell[1]));
+            Expr value = data.at(
+                Arranged(layout, {n, c, Clamp(windows[0].Cell(window[0], cell[0]), in[kHeight]),
+                                  Clamp(windows[1].Cell(window[1], cell[1]), in[kWidth])}));
+            const DType computed = Widened(dtype);
+            Expr lowest = Lowest(computed);
+            Expr first =
+                Cast(DType::kInt64, Reduce(ReduceOp::kArgMax, {cell[0], cell[1]},
+                                           {Int(windows[0].widest), Int(windows[1].widest)}, lowest,
+                                           Select(inside, Cast(computed, value), lowest)));
+            Expr row = windows[0].Cell(
+                window[0], Binary(BinaryOp::kFloorDivide, first, Int(windows[1].widest)));
+            Expr column = windows[1].Cell(
+                window[1], Binary(BinaryOp::kFloorMod, first, Int(windows[1].widest)));
+            Expr chosen = Binary(BinaryOp::kAnd, Compare(BinaryOp::kEqual, row, position[0]),
+                                 Compare(BinaryOp::kEqual, column, position[1]));
+            share = Select(chosen, gradient, Float(0, wide));
+          }
+          Expr sum = Reduce(ReduceOp::kSum, {candidate[0], candidate[1]},
+                            {Int(windows[0].candidates), Int(windows[1].candidates)},
+                            Float(0, wide), Select(holds, share, Float(0, wide)));
+          return Cast(dtype, sum);
         }};
   };
 }
@@ -544,6 +794,11 @@ std::unordered_map<std::string, ComputeFunction> ConvolutionComputes() {
   computes["nn.global_max_pool2d"] = AdaptivePool2D(/*average=*/false, /*global=*/true);
   computes["nn.adaptive_avg_pool2d"] = AdaptivePool2D(/*average=*/true, /*global=*/false);
   computes["nn.adaptive_max_pool2d"] = AdaptivePool2D(/*average=*/false, /*global=*/false);
+  computes["nn.max_pool2d_grad"] = PoolGradient(/*average=*/false, /*adaptive=*/false);
+  computes["nn.avg_pool2d_grad"] = PoolGradient(/*average=*/true, /*adaptive=*/false);
+  computes["nn.adaptive_max_pool2d_grad"] = PoolGradient(/*average=*/false, /*adaptive=*/true);
+  computes["nn.adaptive_avg_pool2d_grad"] = PoolGradient(/*average=*/true, /*adaptive=*/true);
+  computes["nn.conv2d_backward_weight"] = Conv2DBackwardWeight;
   computes["image.resize2d"] = Resize2D;
   return computes;
 }

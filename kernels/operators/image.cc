@@ -75,7 +75,8 @@ void RegisterImageOperators(OperatorTableBuilder& table) {
                       DefaultAttr("out_dtype", AttrKind::kString, AttrValue::String(""))},
        .pattern = FusionPattern::kInjective,
        .relation = Resize2DRelation,
-       .summary = "Resizes height and width (nearest_neighbor or linear interpolation)."});
+       .summary = "Resizes height and width (nearest_neighbor or linear interpolation).",
+       .differentiability = Differentiability::kGradient});
 }
 
 }  // namespace relay::kernels

@@ -1,5 +1,7 @@
 // Neural-network operators (nn.*): convolution, pooling, dense and matmul,
-// normalisation, activations with parameters, padding, dropout.
+// normalisation, activations with parameters, padding, dropout; and the
+// operators that the gradients of convolution and pooling need
+// (compiler/passes/operator_gradients/neural_network.cc).
 #include <array>
 
 #include "kernels/operator_table.h"
@@ -285,6 +287,57 @@ ValueType Conv2DTransposeRelation(std::span<const RelationInput> inputs, const A
       operands.out_dtype);
 }
 
+// conv2d_backward_weight(out_grad, data): the gradient of conv2d with
+// respect to its weight. The attributes are conv2d's (kernel_size required:
+// the extents of out_grad and data leave it ambiguous at strides > 1); the
+// result is the weight, (O, C / groups, kh, kw) in kernel_layout, where
+// out_grad is conv2d's output (in out_layout) and O its channel count.
+ValueType Conv2DBackwardWeightRelation(std::span<const RelationInput> inputs, const Attrs& attrs) {
+  const ValueType& out_grad = ExpectTensor(inputs, 0, "out_grad");
+  const ValueType& data = ExpectTensor(inputs, 1, "data");
+  ExpectRank(out_grad, 4, "out_grad");
+  ExpectRank(data, 4, "data");
+  ExpectSameDType(out_grad, data);
+  const auto [data_layout, out_layout] = DataLayouts(attrs, "data_layout");
+  const Layout4 kernel_layout =
+      ParseLayout(StringAttr(attrs, "kernel_layout"), "OIHW", "kernel_layout");
+  const std::optional<std::vector<int64_t>> kernel_size = OptionalIntListAttr(attrs, "kernel_size");
+  if (!kernel_size.has_value() || kernel_size->size() != 2) {
+    FailRelation("attribute 'kernel_size' must give the kernel's [height, width], got " +
+                 GetAttr(attrs, "kernel_size").ToString());
+  }
+  const int64_t groups = IntAttr(attrs, "groups");
+  if (groups < 1) FailRelation("attribute 'groups' must be >= 1, got " + std::to_string(groups));
+  std::array<int64_t, 4> in{}, out{};
+  for (int letter = 0; letter < 4; ++letter) {
+    in[letter] = data.shape[data_layout.position[letter]];
+    out[letter] = out_grad.shape[out_layout.position[letter]];
+  }
+  UnifyDims(in[kBatch], out[kBatch], "'out_grad' and 'data' differ in batch size");
+  int64_t out_channels = out[kChannel];
+  if (std::optional<int64_t> channels = OptionalIntAttr(attrs, "channels")) {
+    out_channels = UnifyDims(out_channels, *channels,
+                             "the output channels of 'out_grad' differ from attribute 'channels'");
+  }
+  ExpectDivisible(in[kChannel], groups, "the input channel count");
+  ExpectDivisible(out_channels, groups, "the output channel count");
+  const auto strides = SpatialPair(attrs, "strides", 1);
+  const auto dilation = SpatialPair(attrs, "dilation", 1);
+  const auto padding = PaddingTotals(attrs);
+  const char* names[] = {"height", "width"};
+  for (int axis = 0; axis < 2; ++axis) {
+    const int64_t expected = WindowOutput(in[kHeight + axis], padding[axis], (*kernel_size)[axis],
+                                          dilation[axis], strides[axis], false, names[axis]);
+    UnifyDims(out[kHeight + axis], expected,
+              std::string("the ") + names[axis] + " of 'out_grad' is not conv2d's output " +
+                  names[axis] + " for 'data'");
+  }
+  const int64_t in_per_group = IsKnownDim(in[kChannel]) ? in[kChannel] / groups : kAnyDim;
+  return ValueType::Tensor(
+      Arrange(kernel_layout, {out_channels, in_per_group, (*kernel_size)[0], (*kernel_size)[1]}),
+      DTypeAttr(attrs, "out_dtype", data.dtype));
+}
+
 // ---- pooling ---------------------------------------------------------------------
 
 AttrSchema PoolSchema(bool average) {
@@ -357,6 +410,24 @@ ValueType AdaptivePool2DRelation(std::span<const RelationInput> inputs, const At
       Arrange(out_layout, {data.shape[layout.position[kBatch]],
                            data.shape[layout.position[kChannel]], out_height, out_width}),
       data.dtype);
+}
+
+// The gradient of a pool (out_grad, data) has data's type; out_grad must
+// have the type `forward` gives the pool of data.
+TypeRelation PoolGradientRelation(TypeRelation forward) {
+  return [forward](std::span<const RelationInput> inputs, const Attrs& attrs) {
+    const ValueType& out_grad = ExpectTensor(inputs, 0, "out_grad");
+    const ValueType& data = ExpectTensor(inputs, 1, "data");
+    ExpectSameDType(out_grad, data);
+    const ValueType pooled = forward(inputs.subspan(1), attrs);
+    ExpectRank(out_grad, pooled.shape.size(), "out_grad");
+    for (size_t axis = 0; axis < pooled.shape.size(); ++axis) {
+      UnifyDims(out_grad.shape[axis], pooled.shape[axis],
+                "'out_grad' " + out_grad.ToString() + " is not the pool's output " +
+                    pooled.ToString() + " at axis " + std::to_string(axis));
+    }
+    return data;
+  };
 }
 
 // ---- dense and matmul ------------------------------------------------------------
@@ -612,37 +683,52 @@ void RegisterNeuralNetworkOperators(OperatorTableBuilder& table) {
              .attributes = ConvolutionSchema("OIHW", false),
              .pattern = FusionPattern::kOutElementwiseFusable,
              .relation = Conv2DRelation,
-             .summary = "2-D convolution (grouped, dilated, strided, padded)."});
+             .summary = "2-D convolution (grouped, dilated, strided, padded).",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "nn.conv2d_transpose",
              .input_names = {"data", "weight"},
              .attributes = ConvolutionSchema("IOHW", true),
              .pattern = FusionPattern::kOutElementwiseFusable,
              .relation = Conv2DTransposeRelation,
-             .summary = "2-D transposed convolution (the gradient of conv2d)."});
+             .summary = "2-D transposed convolution (the gradient of conv2d).",
+             .differentiability = Differentiability::kGradient});
+  // The gradient of conv2d with respect to its weight (TVM's operator of
+  // that name); differentiable in turn, being bilinear.
+  table.Add({.name = "nn.conv2d_backward_weight",
+             .input_names = {"out_grad", "data"},
+             .attributes = ConvolutionSchema("OIHW", false),
+             .pattern = FusionPattern::kOpaque,
+             .relation = Conv2DBackwardWeightRelation,
+             .summary = "Gradient of conv2d with respect to its weight, given out_grad and data.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "nn.max_pool2d",
              .input_names = {"data"},
              .attributes = PoolSchema(false),
              .pattern = FusionPattern::kOutElementwiseFusable,
              .relation = Pool2DRelation,
-             .summary = "2-D max pooling."});
+             .summary = "2-D max pooling.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "nn.avg_pool2d",
              .input_names = {"data"},
              .attributes = PoolSchema(true),
              .pattern = FusionPattern::kOutElementwiseFusable,
              .relation = Pool2DRelation,
-             .summary = "2-D average pooling."});
+             .summary = "2-D average pooling.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "nn.global_avg_pool2d",
              .input_names = {"data"},
              .attributes = LayoutOnlySchema(),
              .pattern = FusionPattern::kOutElementwiseFusable,
              .relation = GlobalPool2DRelation,
-             .summary = "Average over the whole height and width."});
+             .summary = "Average over the whole height and width.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "nn.global_max_pool2d",
              .input_names = {"data"},
              .attributes = LayoutOnlySchema(),
              .pattern = FusionPattern::kOutElementwiseFusable,
              .relation = GlobalPool2DRelation,
-             .summary = "Maximum over the whole height and width."});
+             .summary = "Maximum over the whole height and width.",
+             .differentiability = Differentiability::kGradient});
   AttrSchema adaptive_schema = LayoutOnlySchema();
   adaptive_schema.insert(adaptive_schema.begin(),
                          DefaultAttr("output_size", AttrKind::kOptionalIntList, AttrValue()));
@@ -651,13 +737,48 @@ void RegisterNeuralNetworkOperators(OperatorTableBuilder& table) {
              .attributes = adaptive_schema,
              .pattern = FusionPattern::kOutElementwiseFusable,
              .relation = AdaptivePool2DRelation,
-             .summary = "Average pooling to a given output height and width."});
+             .summary = "Average pooling to a given output height and width.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "nn.adaptive_max_pool2d",
              .input_names = {"data"},
              .attributes = adaptive_schema,
              .pattern = FusionPattern::kOutElementwiseFusable,
              .relation = AdaptivePool2DRelation,
-             .summary = "Max pooling to a given output height and width."});
+             .summary = "Max pooling to a given output height and width.",
+             .differentiability = Differentiability::kGradient});
+
+  // The pools' gradients (TVM's max_pool2d_grad and avg_pool2d_grad, and
+  // their adaptive counterparts): out_grad spread back over each window.
+  // The average pools' gradients are linear in out_grad, their transposes
+  // the pools themselves; the max pools' would need a gather at each
+  // window's maximum, an operator not written yet.
+  table.Add({.name = "nn.max_pool2d_grad",
+             .input_names = {"out_grad", "data"},
+             .attributes = PoolSchema(false),
+             .pattern = FusionPattern::kOpaque,
+             .relation = PoolGradientRelation(Pool2DRelation),
+             .summary = "Gradient of max_pool2d: out_grad to each window's first maximum."});
+  table.Add({.name = "nn.avg_pool2d_grad",
+             .input_names = {"out_grad", "data"},
+             .attributes = PoolSchema(true),
+             .pattern = FusionPattern::kOpaque,
+             .relation = PoolGradientRelation(Pool2DRelation),
+             .summary = "Gradient of avg_pool2d: out_grad shared over each window.",
+             .differentiability = Differentiability::kGradient});
+  table.Add(
+      {.name = "nn.adaptive_max_pool2d_grad",
+       .input_names = {"out_grad", "data"},
+       .attributes = adaptive_schema,
+       .pattern = FusionPattern::kOpaque,
+       .relation = PoolGradientRelation(AdaptivePool2DRelation),
+       .summary = "Gradient of adaptive_max_pool2d: out_grad to each window's first maximum."});
+  table.Add({.name = "nn.adaptive_avg_pool2d_grad",
+             .input_names = {"out_grad", "data"},
+             .attributes = adaptive_schema,
+             .pattern = FusionPattern::kOpaque,
+             .relation = PoolGradientRelation(AdaptivePool2DRelation),
+             .summary = "Gradient of adaptive_avg_pool2d: out_grad shared over each window.",
+             .differentiability = Differentiability::kGradient});
 
   table.Add({.name = "nn.dense",
              .input_names = {"data", "weight"},
@@ -665,7 +786,8 @@ void RegisterNeuralNetworkOperators(OperatorTableBuilder& table) {
                             DefaultAttr("out_dtype", AttrKind::kString, AttrValue::String(""))},
              .pattern = FusionPattern::kOutElementwiseFusable,
              .relation = DenseRelation,
-             .summary = "Fully connected layer: data * weight^T, weight (units, input_dim)."});
+             .summary = "Fully connected layer: data * weight^T, weight (units, input_dim).",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "nn.matmul",
              .input_names = {"tensor_a", "tensor_b"},
              .attributes = {DefaultAttr("units", AttrKind::kOptionalInt, AttrValue()),
@@ -674,7 +796,8 @@ void RegisterNeuralNetworkOperators(OperatorTableBuilder& table) {
                             DefaultAttr("transpose_b", AttrKind::kBool, AttrValue::Bool(false))},
              .pattern = FusionPattern::kOutElementwiseFusable,
              .relation = MatmulRelation,
-             .summary = "Matrix product of an n-D tensor and a matrix, either transposed."});
+             .summary = "Matrix product of an n-D tensor and a matrix, either transposed.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "nn.batch_matmul",
              .input_names = {"tensor_a", "tensor_b"},
              .attributes = {DefaultAttr("out_dtype", AttrKind::kString, AttrValue::String("")),
@@ -682,57 +805,66 @@ void RegisterNeuralNetworkOperators(OperatorTableBuilder& table) {
                             DefaultAttr("transpose_b", AttrKind::kBool, AttrValue::Bool(true))},
              .pattern = FusionPattern::kOutElementwiseFusable,
              .relation = BatchMatmulRelation,
-             .summary = "Batched matrix product of 3-D tensors (B transposed by default)."});
+             .summary = "Batched matrix product of 3-D tensors (B transposed by default).",
+             .differentiability = Differentiability::kGradient});
 
   table.Add({.name = "nn.bias_add",
              .input_names = {"data", "bias"},
              .attributes = {DefaultAttr("axis", AttrKind::kInt, AttrValue::Int(1))},
              .pattern = FusionPattern::kBroadcast,
              .relation = BiasAddRelation,
-             .summary = "Adds a bias vector along one axis."});
+             .summary = "Adds a bias vector along one axis.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "nn.leaky_relu",
              .input_names = {"data"},
              .attributes = {DefaultAttr("alpha", AttrKind::kFloat, AttrValue::Float(0.01))},
              .pattern = FusionPattern::kElementwise,
              .relation = LeakyReluRelation,
-             .summary = "Leaky ReLU: x > 0 ? x : alpha * x."});
+             .summary = "Leaky ReLU: x > 0 ? x : alpha * x.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "nn.prelu",
              .input_names = {"data", "alpha"},
              .attributes = {DefaultAttr("axis", AttrKind::kInt, AttrValue::Int(1))},
              .pattern = FusionPattern::kBroadcast,
              .relation = PReluRelation,
-             .summary = "Parametric ReLU with a slope per channel along axis."});
+             .summary = "Parametric ReLU with a slope per channel along axis.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "nn.softmax",
              .input_names = {"data"},
              .attributes = {DefaultAttr("axis", AttrKind::kInt, AttrValue::Int(-1))},
              .pattern = FusionPattern::kOutElementwiseFusable,
              .relation = SoftmaxRelation,
-             .summary = "Softmax along one axis."});
+             .summary = "Softmax along one axis.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "nn.log_softmax",
              .input_names = {"data"},
              .attributes = {DefaultAttr("axis", AttrKind::kInt, AttrValue::Int(-1))},
              .pattern = FusionPattern::kOutElementwiseFusable,
              .relation = SoftmaxRelation,
-             .summary = "Logarithm of softmax along one axis."});
+             .summary = "Logarithm of softmax along one axis.",
+             .differentiability = Differentiability::kGradient});
 
   table.Add({.name = "nn.batch_norm",
              .input_names = {"data", "gamma", "beta", "moving_mean", "moving_var"},
              .attributes = NormalizationSchema(1),
              .pattern = FusionPattern::kOutElementwiseFusable,
              .relation = BatchNormRelation,
-             .summary = "Batch normalisation; returns (output, moving_mean, moving_var)."});
+             .summary = "Batch normalisation; returns (output, moving_mean, moving_var).",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "nn.layer_norm",
              .input_names = {"data", "gamma", "beta"},
              .attributes = NormalizationSchema(-1),
              .pattern = FusionPattern::kOpaque,
              .relation = NormRelation(1, false),
-             .summary = "Layer normalisation over one axis."});
+             .summary = "Layer normalisation over one axis.",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "nn.instance_norm",
              .input_names = {"data", "gamma", "beta"},
              .attributes = NormalizationSchema(1),
              .pattern = FusionPattern::kOpaque,
              .relation = NormRelation(3, false),
-             .summary = "Instance normalisation: per sample and channel."});
+             .summary = "Instance normalisation: per sample and channel.",
+             .differentiability = Differentiability::kGradient});
   AttrSchema group_schema = NormalizationSchema(1);
   group_schema.insert(group_schema.begin(), RequiredAttr("num_groups", AttrKind::kInt));
   table.Add({.name = "nn.group_norm",
@@ -740,7 +872,8 @@ void RegisterNeuralNetworkOperators(OperatorTableBuilder& table) {
              .attributes = group_schema,
              .pattern = FusionPattern::kOpaque,
              .relation = NormRelation(2, true),
-             .summary = "Group normalisation over groups of channels."});
+             .summary = "Group normalisation over groups of channels.",
+             .differentiability = Differentiability::kGradient});
 
   table.Add(
       {.name = "nn.pad",
@@ -749,19 +882,22 @@ void RegisterNeuralNetworkOperators(OperatorTableBuilder& table) {
                       DefaultAttr("pad_mode", AttrKind::kString, AttrValue::String("constant"))},
        .pattern = FusionPattern::kInjective,
        .relation = PadRelation,
-       .summary = "Pads each axis by [before, after] (constant, edge or reflect)."});
+       .summary = "Pads each axis by [before, after] (constant, edge or reflect).",
+       .differentiability = Differentiability::kGradient});
   table.Add({.name = "nn.batch_flatten",
              .input_names = {"data"},
              .attributes = {},
              .pattern = FusionPattern::kInjective,
              .relation = BatchFlattenRelation,
-             .summary = "Flattens all axes but the first: (d0, d1 * ... * dn)."});
+             .summary = "Flattens all axes but the first: (d0, d1 * ... * dn).",
+             .differentiability = Differentiability::kGradient});
   table.Add({.name = "nn.dropout",
              .input_names = {"data"},
              .attributes = {DefaultAttr("rate", AttrKind::kFloat, AttrValue::Float(0.5))},
              .pattern = FusionPattern::kOpaque,
              .relation = DropoutRelation,
-             .summary = "Dropout; returns (output, mask). The identity at inference."});
+             .summary = "Dropout; returns (output, mask). The identity at inference.",
+             .differentiability = Differentiability::kGradient});
 }
 
 }  // namespace relay::kernels
