@@ -179,7 +179,7 @@ int RunHttp(const Options& options) {
 
 int RunDirect(const Options& options) {
   relay::Executable executable =
-      relay::Executable::Load(options.program, {.params_path = options.params});
+      relay::Executable::Load(options.program, {.params_path = options.params, .gradients = {}});
   relay::serve::ModelSignature signature = relay::serve::DescribeModel(executable, options.model);
   relay::serve::InferenceRequest request = relay::serve::ParseInferenceRequest(
       ReadFile(options.body_path), signature, options.json_length);
@@ -207,7 +207,7 @@ int RunDirect(const Options& options) {
 // encoding the model's answer to it.
 int RunProtocol(const Options& options) {
   relay::Executable executable =
-      relay::Executable::Load(options.program, {.params_path = options.params});
+      relay::Executable::Load(options.program, {.params_path = options.params, .gradients = {}});
   relay::serve::ModelSignature signature = relay::serve::DescribeModel(executable, options.model);
   const std::string body = ReadFile(options.body_path);
   relay::serve::InferenceRequest request =

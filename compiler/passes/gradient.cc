@@ -296,7 +296,7 @@ class FirstOrderGradient {
   void AddTo(Adjoint& adjoint, const Type& type, const Expr& gradient) {
     if (const auto* tuple = As<ir::TupleTypeNode>(type)) {
       const auto* literal = As<ir::TupleNode>(gradient);
-      Expr whole = literal ? gradient : Expr(builder_.Bind("g", gradient));
+      Expr whole = literal ? gradient : BindUnlessVar(gradient);
       for (size_t index = 0; index < tuple->fields.size(); ++index) {
         if (!CarriesGradient(tuple->fields[index])) continue;
         Expr field = literal ? literal->fields[index] : Project(whole, int(index));
@@ -305,6 +305,13 @@ class FirstOrderGradient {
       return;
     }
     adjoint.terms.push_back(gradient);
+  }
+
+  // `value` bound to a fresh variable, so that using it twice computes it
+  // once; a variable as it is.
+  Expr BindUnlessVar(const Expr& value) {
+    if (As<ir::VarNode>(value)) return value;
+    return builder_.Bind("g", value);
   }
 
   Adjoint TakeAdjoint(const ir::VarNode* var) {
@@ -368,13 +375,13 @@ class FirstOrderGradient {
       case ir::NodeKind::kCall: {
         const auto* call = As<ir::CallNode>(step.original);
         if (!NeedsGradient(*call)) return;
-        Var output_gradient = builder_.Bind("g", Materialize(adjoint, type, step.var));
+        Expr output_gradient = BindUnlessVar(Materialize(adjoint, type, step.var));
         std::vector<Expr> gradients =
             OperatorGradients(module_, *call, step.operands, step.var, output_gradient);
         for (size_t index = 0; index < gradients.size(); ++index) {
           if (!gradients[index]) continue;
           const Type& input_type = call->args[index]->checked_type();
-          Contribute(step.operands[index], input_type, builder_.Bind("g", gradients[index]));
+          Contribute(step.operands[index], input_type, BindUnlessVar(gradients[index]));
         }
         return;
       }
