@@ -46,7 +46,8 @@ constexpr Subcommand kSubcommands[] = {
      "run IN.relay|IN.onnx|IN.rbc [--entry NAME] [--input NAME=FILE.npy | NAME=SCALAR]...\n"
      "           [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N [--warmup SECONDS]]\n"
      "           [--random-inputs] [--profile] [--trace FILE.json]\n"
-     "           [--device cpu|opencl[:N]|cuda[:N]] [--xclbin FILE.xclbin]\n\n"
+     "           [--device cpu|opencl[:N]|cuda[:N]] [--xclbin FILE.xclbin]\n"
+     "           [--memory-budget SIZE] [--stats]\n\n"
      "--output writes a tensor result to a .npy file, a tuple of tensors to a .npz file\n"
      "(out0, out1, ...; nested tuples depth-first: (r, (a, b)) gives out0 to out2).\n"
      "--device runs the program's tensor work on that device (see 'relay-vm devices'):\n"
@@ -55,7 +56,12 @@ constexpr Subcommand kSubcommands[] = {
      "--xclbin loads an FPGA's kernels onto xrt:0; a function marked Compiler=\"xrt\",\n"
      "global_symbol=\"NAME\" then runs kernel NAME there (its buffer arguments: the\n"
      "function's tensors, then its result; its integer arguments: the result's\n"
-     "dimensions), and its body is what the reference evaluator runs.",
+     "dimensions), and its body is what the reference evaluator runs.\n"
+     "--memory-budget (bytes, or 64K, 64M, 2G) keeps the bytes of the tensors the run\n"
+     "holds at once under SIZE by evicting operator results and recomputing them when\n"
+     "they are used again (Dynamic Tensor Rematerialization; CPU runs; docs/dtr.md);\n"
+     "a budget too small to run fails naming the bytes needed. --stats prints the\n"
+     "run's peak memory, evictions and recomputations to standard error.",
      "run a program on NumPy inputs and print or save its result", RunRunCommand, ""},
     {"repl",
      "repl [FILE.relay] [--params P.npz]\n\n"

@@ -1,7 +1,7 @@
 // relay-vm run IN.relay|IN.onnx|IN.rbc [--entry NAME] [--input NAME=FILE.npy | NAME=SCALAR]...
 //   [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N [--warmup SECONDS]]
 //   [--random-inputs] [--profile] [--trace FILE.json] [--device cpu|opencl[:N]|cuda[:N]]
-//   [--xclbin FILE.xclbin]
+//   [--xclbin FILE.xclbin] [--memory-budget SIZE] [--stats]
 //
 // Compiles the program, binds the entry function's parameters (by name,
 // without '%') to the given arrays, runs it on the VM and prints the result
@@ -14,6 +14,9 @@
 // it, and timed runs include that. Without it, an executable compiled with
 // --device runs on that device. --xclbin loads an FPGA's kernels onto xrt:0
 // before the run, for the program's Compiler="xrt" functions to call.
+// --memory-budget runs under a memory budget, evicting and recomputing
+// tensors (VirtualMachine::set_memory_budget, docs/dtr.md); --stats prints
+// the run's peak memory, evictions and recomputations to standard error.
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -52,10 +55,36 @@ struct RunOptions {
   std::string trace;
   std::optional<DeviceId> device;
   std::string xclbin;
+  std::optional<size_t> memory_budget;
+  bool stats = false;
 };
 
 [[noreturn]] void UsageError(const std::string& message) {
   throw Error(ErrorKind::kUsage, "relay-vm run: " + message);
+}
+
+// "65536", "64K", "64M", "1G" (powers of 1024; a trailing "B" or "iB" is
+// allowed: "64MiB").
+size_t ParseByteSize(const std::string& text) {
+  uint64_t number = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+  std::string_view suffix(end, text.data() + text.size() - end);
+  if (suffix.ends_with("iB")) {
+    suffix.remove_suffix(2);
+  } else if (suffix.ends_with("B")) {
+    suffix.remove_suffix(1);
+  }
+  int shift = -1;
+  if (suffix.empty()) shift = 0;
+  if (suffix == "K" || suffix == "k") shift = 10;
+  if (suffix == "M") shift = 20;
+  if (suffix == "G") shift = 30;
+  if (error != std::errc() || end == text.data() || shift < 0 || number == 0 ||
+      number > (uint64_t(1) << (62 - shift))) {
+    UsageError("--memory-budget takes a size in bytes such as 65536, 64K, 64M or 2G, got '" + text +
+               "'");
+  }
+  return size_t(number << shift);
 }
 
 RunOptions ParseOptions(std::span<const std::string_view> arguments) {
@@ -95,6 +124,10 @@ RunOptions ParseOptions(std::span<const std::string_view> arguments) {
       if (!options.device) {
         UsageError("--device takes cpu, opencl[:N], cuda[:N] or xrt[:N], got '" + text + "'");
       }
+    } else if (argument == "--memory-budget") {
+      options.memory_budget = ParseByteSize(value());
+    } else if (argument == "--stats") {
+      options.stats = true;
     } else if (argument == "--xclbin") {
       if (!options.xclbin.empty())
         UsageError("--xclbin is given once: an XRT card holds one .xclbin at a time");
@@ -187,7 +220,15 @@ int RunRunCommand(std::span<const std::string_view> arguments, std::ostream& out
   // --device, else the device the executable was compiled for.
   const std::optional<DeviceId> device =
       options.device ? options.device : program->executable->default_device;
-  if (device && device->kind != DeviceKind::kCPU) machine.set_device(&GetDevice(*device));
+  if (device && device->kind != DeviceKind::kCPU) {
+    if (options.memory_budget) {
+      UsageError("--memory-budget applies to runs on the CPU; this run is on " +
+                 device->ToString());
+    }
+    machine.set_device(&GetDevice(*device));
+  }
+  machine.set_memory_budget(options.memory_budget);
+  machine.set_measure_memory(options.stats);
   // Results come back to the host, which waits for the device's work.
   auto invoke = [&] { return vm::ValueOnHost(machine.Invoke(options.inputs.entry, inputs)); };
   std::optional<vm::Profiler> profiler;
@@ -221,6 +262,12 @@ int RunRunCommand(std::span<const std::string_view> arguments, std::ostream& out
     err << line;
   }
   out << FormatValue(result, program->executable->PrintOptions()) << "\n";
+  if (options.stats) {
+    const vm::MemoryStats& stats = machine.memory_stats();
+    err << "peak memory: " << stats.peak_bytes << " bytes\n"
+        << "evictions: " << stats.evictions << "\n"
+        << "recomputations: " << stats.recomputations << "\n";
+  }
   if (!options.output.empty()) WriteOutput(options.output, result, program->output_names);
   if (options.profile) profiler->FormatTable(out);
   if (!options.trace.empty()) profiler->WriteChromeTrace(options.trace);

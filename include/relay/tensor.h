@@ -59,10 +59,11 @@ class Tensor final : public Object {
   // Host address of the first element. Throws kUsage if the tensor is not on
   // a host-accessible device.
   void* host_data() const {
-    // Inline and cached: the VM's scalar arithmetic reads and writes 0-d
-    // tensors at every step.
+    // Inline: the VM's scalar arithmetic reads and writes 0-d tensors at
+    // every step. Read through the storage, whose block an eviction under a
+    // memory budget may replace.
     if (!on_host_) ThrowNotOnHost();
-    return host_data_;
+    return static_cast<char*>(storage_->handle()) + byte_offset_;
   }
   // Whether host_data() may be called.
   bool on_host() const { return on_host_; }
@@ -96,9 +97,7 @@ class Tensor final : public Object {
 
   Ref<Storage> storage_;
   size_t byte_offset_;
-  // The first element's host address (storage handles never change), and
-  // whether the storage is host memory at all.
-  void* host_data_ = nullptr;
+  // Whether the storage is host memory at all.
   bool on_host_ = false;
   Shape shape_;
   DType dtype_;

@@ -357,6 +357,9 @@ void PreparedKernel::LaunchInto(std::span<const Ref<Tensor>> inputs, const Tenso
       // the life of the process: the host JIT never unloads code.
       Ref<Object> filled =
           source.Derived(reinterpret_cast<const void*>(fill->entry), [&]() -> Ref<Object> {
+            // It lives with its input, an immutable tensor (a constant, a
+            // weight), beyond any run: no run's memory budget counts it.
+            ScopedStorageObserver unobserved(nullptr);
             Ref<Tensor> workspace = Tensor::Empty(HostDevice(), {element_count}, dtype);
             void* fill_pointers[2] = {source.host_data(), workspace->host_data()};
             fill->entry(fill_pointers, nullptr);

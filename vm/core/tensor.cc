@@ -43,7 +43,6 @@ Tensor::Tensor(Ref<Storage> storage, size_t byte_offset, Shape shape, DType dtyp
       dtype_(dtype),
       element_count_(count) {
   on_host_ = storage_->device_id().kind == DeviceKind::kCPU;
-  if (on_host_) host_data_ = static_cast<char*>(storage_->handle()) + byte_offset_;
 }
 
 Ref<Tensor> Tensor::Empty(Device& device, Shape shape, DType dtype) {

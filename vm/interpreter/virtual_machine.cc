@@ -1,8 +1,12 @@
 #include "vm/interpreter/virtual_machine.h"
 
+#include <chrono>
+#include <unordered_set>
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <unordered_set>
 #include <utility>
 
 #include "devices/kernel_loader.h"
@@ -227,9 +231,31 @@ void VirtualMachine::Start(std::string_view name, std::span<const Value> argumen
                                        std::to_string(function.param_count) + " arguments, got " +
                                        std::to_string(arguments.size()));
   }
+  if (memory_budget_ && device_ != nullptr) {
+    throw Error(ErrorKind::kUsage,
+                "a memory budget applies to runs on the host (cpu); this VM runs on " +
+                    device_->id().ToString());
+  }
   registers_.clear();
   frames_.clear();
   failed_ = false;
+  rematerializer_.reset();
+  if (memory_budget_ || measure_memory_) {
+    rematerializer_ = std::make_unique<Rematerializer>(
+        memory_budget_,
+        [this](int32_t kernel, std::span<const Ref<Tensor>> inputs,
+               std::span<const Ref<Tensor>> outputs) { RerunKernel(kernel, inputs, outputs); });
+    // The arguments' bytes count, once per storage; they are never evicted.
+    std::unordered_set<const Storage*> seen;
+    size_t bytes = 0;
+    for (const Value& argument : arguments) {
+      const Tensor* tensor = AsTensor(argument);
+      if (tensor != nullptr && seen.insert(tensor->storage().get()).second) {
+        bytes += tensor->storage()->size();
+      }
+    }
+    rematerializer_->AddFixedBytes(bytes);
+  }
   std::vector<Value> values(arguments.begin(), arguments.end());
   PushFrame(index, values, 0, Value());
   if (profiler_ != nullptr) {
@@ -242,14 +268,24 @@ std::optional<Value> VirtualMachine::Resume(uint64_t budget) {
   if (frames_.empty() || failed_)
     throw Error(ErrorKind::kUsage, "no run to resume: Start one first");
   try {
-    std::optional<Value> result = Run(budget);
+    std::optional<Value> result;
+    {
+      // What the run allocates is tracked (and, under a budget, evicted).
+      std::optional<ScopedStorageObserver> observing;
+      if (rematerializer_) observing.emplace(rematerializer_.get());
+      result = Run(budget);
+      if (result) FinishMemoryTracking(&*result);
+    }
     if (result) {
       registers_.clear();
       if (profiler_ != nullptr) profiler_->EndRun();
     }
     return result;
   } catch (...) {
-    if (keep_failed_run_) {
+    FinishMemoryTracking(nullptr);
+    // A failed run under a budget is not kept: its registers may hold
+    // evicted tensors, which nothing could recompute afterwards.
+    if (keep_failed_run_ && memory_budget_ == std::nullopt) {
       failed_ = true;
     } else {
       registers_.clear();
@@ -258,6 +294,25 @@ std::optional<Value> VirtualMachine::Resume(uint64_t budget) {
     call_arguments_.clear();
     if (profiler_ != nullptr) profiler_->EndRun();
     throw;
+  }
+}
+
+void VirtualMachine::FinishMemoryTracking(const Value* result) {
+  if (!rematerializer_) return;
+  // The result leaves the run resident: nothing recomputes it later.
+  if (result != nullptr && Rematerializing()) rematerializer_->TouchDeep(*result);
+  memory_stats_ = rematerializer_->stats();
+  rematerializer_.reset();
+}
+
+void VirtualMachine::RerunKernel(int32_t kernel, std::span<const Ref<Tensor>> inputs,
+                                 std::span<const Ref<Tensor>> outputs) {
+  std::vector<Ref<Tensor>> tensors(inputs.begin(), inputs.end());
+  const kernels::PreparedOperator& prepared = PrepareKernel(kernel, tensors);
+  RELAY_CHECK(prepared.kernels.size() == outputs.size(),
+              "recomputing a kernel with another number of results");
+  for (size_t index = 0; index < outputs.size(); ++index) {
+    prepared.kernels[index].LaunchInto(tensors, *outputs[index]);
   }
 }
 
@@ -395,6 +450,7 @@ bool VirtualMachine::RunScalarKernel(int32_t kernel, std::span<const int32_t> in
   for (size_t index = 0; index < input_registers.size(); ++index) {
     inputs[index] = AsTensor(registers[input_registers[index]]);
     if (inputs[index] == nullptr) return false;  // the kernel path reports it
+    if (Rematerializing()) rematerializer_->Touch(*inputs[index]);
   }
   return RunScalarOperatorInto(op, std::span<const Tensor* const>(inputs, input_registers.size()),
                                registers[result_register], site.scalar_results);
@@ -449,6 +505,9 @@ Value VirtualMachine::CallKernel(int32_t kernel, std::span<const int32_t> input_
   if (const Ref<Tensor>* kept = KeptShapeResult(kernel, input_registers, registers)) return *kept;
   const KernelCall& call = executable_->kernels[kernel];
   std::vector<Ref<Tensor>>& tensors = GatherKernelInputs(call, input_registers, registers);
+  // Under a budget its inputs are made resident, and kept so for the call.
+  std::optional<Rematerializer::Pin> resident;
+  if (Rematerializing()) resident.emplace(*rematerializer_, tensors);
   try {
     if (call_sites_[kernel].shape_only && tensors.size() == 1 && !tensors[0]->on_host()) {
       Ref<Tensor> result = HostShapeResult(call, *tensors[0]);
@@ -463,6 +522,7 @@ Value VirtualMachine::CallKernel(int32_t kernel, std::span<const int32_t> input_
       return CopyTensor(*tensors[0], device);
     }
     PlaceKernelInputs(kernel, tensors, nullptr);
+    if (Rematerializing()) return CallRecordedKernel(kernel, tensors);
     Value result = InvokeKernel(kernel, tensors);
     if (call_sites_[kernel].shape_only && tensors.size() == 1 && AsTensor(result) != nullptr)
       KeepShapeResult(kernel, *tensors[0], *AsTensor(result));
@@ -470,6 +530,31 @@ Value VirtualMachine::CallKernel(int32_t kernel, std::span<const int32_t> input_
   } catch (const Error& error) {
     FailInKernel(error);
   }
+}
+
+Value VirtualMachine::CallRecordedKernel(int32_t kernel, std::vector<Ref<Tensor>>& tensors) {
+  // (CallKernel keeps its inputs resident while its results are allocated.)
+  std::vector<Ref<Tensor>> inputs = tensors;
+  const auto start = std::chrono::steady_clock::now();
+  Value result = InvokeKernel(kernel, inputs);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  std::vector<Ref<Tensor>> outputs;
+  if (const Tensor* tensor = AsTensor(result)) {
+    // A 0-d result may be a recycled scalar (InvokeKernel): not recorded,
+    // so never evicted.
+    if (tensor->ndim() > 0) outputs.push_back(Ref<Tensor>(const_cast<Tensor*>(tensor)));
+  } else if (result && result->kind() == ObjectKind::kTuple) {
+    for (const Value& field : static_cast<const Tuple*>(result.get())->fields()) {
+      outputs.push_back(Ref<Tensor>(const_cast<Tensor*>(AsTensor(field))));
+    }
+  }
+  if (!outputs.empty()) {
+    rematerializer_->Record(kernel, inputs, outputs,
+                            std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed));
+  }
+  if (call_sites_[kernel].shape_only && inputs.size() == 1 && AsTensor(result) != nullptr)
+    KeepShapeResult(kernel, *inputs[0], *AsTensor(result));
+  return result;
 }
 
 Value VirtualMachine::CallExternalKernel(int32_t kernel, std::vector<Ref<Tensor>>& tensors) {
@@ -486,6 +571,8 @@ Value VirtualMachine::KernelResultShape(int32_t kernel, std::span<const int32_t>
                                         const Value* registers) {
   std::vector<Ref<Tensor>>& tensors =
       GatherKernelInputs(executable_->kernels[kernel], input_registers, registers);
+  std::optional<Rematerializer::Pin> resident;
+  if (Rematerializing()) resident.emplace(*rematerializer_, tensors);
   try {
     // Where the call will run: its kernel is prepared there, once, for both.
     PlaceKernelInputs(kernel, tensors, nullptr);
@@ -503,6 +590,10 @@ void VirtualMachine::CallKernelInto(int32_t kernel, std::span<const int32_t> reg
     Fail(ErrorKind::kRuntime, "operator " + call.op + " given " +
                                   KindName(registers[registers_list.back()]) + " to write into");
   }
+  if (Rematerializing()) {
+    rematerializer_->Touch(*output);
+    rematerializer_->BeforeOverwrite(*output);
+  }
   if (const Ref<Tensor>* kept =
           KeptShapeResult(kernel, registers_list.first(registers_list.size() - 1), registers)) {
     if (output->shape() == (*kept)->shape() && output->dtype() == (*kept)->dtype()) {
@@ -517,6 +608,8 @@ void VirtualMachine::CallKernelInto(int32_t kernel, std::span<const int32_t> reg
   }
   std::vector<Ref<Tensor>>& tensors =
       GatherKernelInputs(call, registers_list.first(registers_list.size() - 1), registers);
+  std::optional<Rematerializer::Pin> resident;
+  if (Rematerializing()) resident.emplace(*rematerializer_, tensors);
   try {
     PlaceKernelInputs(kernel, tensors, output);
   } catch (const Error& error) {
@@ -546,7 +639,16 @@ void VirtualMachine::CallKernelInto(int32_t kernel, std::span<const int32_t> reg
       Fail(ErrorKind::kRuntime, "operator " + call.op + " writes over one of its inputs");
     }
   }
-  if (profiler_ == nullptr) {
+  if (Rematerializing()) {
+    std::vector<Ref<Tensor>> inputs = tensors;
+    std::vector<Ref<Tensor>> outputs = {Ref<Tensor>(const_cast<Tensor*>(output))};
+    Rematerializer::Pin pin_output(*rematerializer_, outputs);
+    const auto start = std::chrono::steady_clock::now();
+    prepared->LaunchInto(inputs, *output);
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    rematerializer_->Record(kernel, inputs, outputs,
+                            std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed));
+  } else if (profiler_ == nullptr) {
     prepared->LaunchInto(tensors, *output);
   } else {
     const Profiler::Clock::time_point start = Profiler::Clock::now();
@@ -560,6 +662,9 @@ void VirtualMachine::CallKernelInto(int32_t kernel, std::span<const int32_t> reg
 }
 
 Value VirtualMachine::AllocateStorage(const Tensor& size_constant) {
+  // Under a budget the planned blocks step aside (set_memory_budget): an
+  // empty storage stands for the block, and each tensor gets its own.
+  if (Rematerializing()) return Storage::Allocate(HostDevice(), 0);
   try {
     return Storage::Allocate(device_ != nullptr ? *device_ : HostDevice(),
                              DecodeByteSize(size_constant));
@@ -574,6 +679,7 @@ Value VirtualMachine::AllocateTensor(const Value& storage, const Tensor& layout_
   }
   const TensorLayout layout = DecodeTensorLayout(layout_constant);  // verified when loaded
   try {
+    if (Rematerializing()) return Tensor::Empty(HostDevice(), layout.shape, layout.dtype);
     return Tensor::View(
         Ref<Storage>(const_cast<Storage*>(static_cast<const Storage*>(storage.get()))),
         layout.byte_offset, layout.shape, layout.dtype);
@@ -587,6 +693,7 @@ Value VirtualMachine::AllocateTensorOfShape(const Value& shape, int32_t dtype) {
   if (shape_tensor == nullptr) {
     Fail(ErrorKind::kRuntime, "alloc_tensor_reg given " + KindName(shape) + " as a shape");
   }
+  if (Rematerializing()) rematerializer_->Touch(*shape_tensor);
   try {
     const Shape dims = shape_tensor->on_host()
                            ? ShapeFromTensor(*shape_tensor)
@@ -751,6 +858,7 @@ std::optional<Value> VirtualMachine::Run(uint64_t budget) {
         Fail(ErrorKind::kRuntime,
              "a condition must be a bool scalar, got " + KindName(registers[operand(0)]));
       }
+      if (Rematerializing()) rematerializer_->Touch(*condition);
       uint8_t holds = 0;
       if (condition->on_host()) {
         holds = *static_cast<const uint8_t*>(condition->host_data());

@@ -30,6 +30,7 @@
 #include "relay/value.h"
 #include "vm/bytecode/bytecode.h"
 #include "vm/interpreter/profiler.h"
+#include "vm/interpreter/rematerializer.h"
 #include "vm/interpreter/scalar_operators.h"
 
 namespace relay::vm {
@@ -97,6 +98,21 @@ class VirtualMachine {
   // runs.
   void set_device(Device* device) { device_ = device; }
   Device* device() const { return device_; }
+
+  // Runs under a memory budget (Dynamic Tensor Rematerialization,
+  // rematerializer.h): the bytes resident at once (the arguments and what
+  // the run allocates) stay at most `bytes`, by evicting operator results
+  // and recomputing them when used again; none, the default: no budget.
+  // The planned memory steps aside under a budget: each alloc_tensor gets a
+  // storage of its own rather than a view into its planned block, so every
+  // result can be evicted alone. A run that cannot fit fails with a
+  // kRuntime error naming the bytes it needed. Host (CPU) runs only: with
+  // set_device, Start refuses it (kUsage). Set it between runs.
+  void set_memory_budget(std::optional<size_t> bytes) { memory_budget_ = bytes; }
+  // Whether runs measure their peak memory (always, under a budget).
+  void set_measure_memory(bool measure) { measure_memory_ = measure; }
+  // What the last run that measured (finished or failed) saw.
+  const MemoryStats& memory_stats() const { return memory_stats_; }
 
   // Instructions executed by this VM so far (for benchmarks and tests).
   uint64_t instructions_executed() const { return instructions_executed_; }
@@ -179,6 +195,9 @@ class VirtualMachine {
   Value InvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors);
   // InvokeKernel reporting its preparation and launch to profiler_.
   Value ProfiledInvokeKernel(int32_t kernel, const std::vector<Ref<Tensor>>& tensors);
+  // InvokeKernel under a memory budget: its inputs pinned, its results
+  // recorded (with the time it took) so that they can be recomputed.
+  Value CallRecordedKernel(int32_t kernel, std::vector<Ref<Tensor>>& tensors);
   // A kernel of an external device (KernelCall::external), timed when
   // profiling.
   Value CallExternalKernel(int32_t kernel, std::vector<Ref<Tensor>>& tensors);
@@ -228,6 +247,22 @@ class VirtualMachine {
   std::vector<Frame> frames_;
   bool keep_failed_run_ = false;
   bool failed_ = false;
+  // Memory budget and measurement (set_memory_budget): the current run's
+  // rematerializer, made by Start when either is asked for.
+  std::optional<size_t> memory_budget_;
+  bool measure_memory_ = false;
+  std::unique_ptr<Rematerializer> rematerializer_;
+  MemoryStats memory_stats_;
+  // Ends the current run's memory tracking: its result made resident, its
+  // statistics kept.
+  void FinishMemoryTracking(const Value* result);
+  // Under a budget: kernel `kernel` rerun on `inputs` into `outputs`, to
+  // recompute an evicted result.
+  void RerunKernel(int32_t kernel, std::span<const Ref<Tensor>> inputs,
+                   std::span<const Ref<Tensor>> outputs);
+  // Under a budget, whether this run evicts: the tensors a kernel reads
+  // must be made resident first.
+  bool Rematerializing() const { return rematerializer_ && rematerializer_->has_budget(); }
   uint64_t instructions_executed_ = 0;
   Profiler* profiler_ = nullptr;
 };

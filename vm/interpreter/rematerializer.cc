@@ -1,0 +1,434 @@
+#include "vm/interpreter/rematerializer.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <unordered_set>
+
+#include "relay/devices.h"
+#include "relay/error.h"
+
+namespace relay::vm {
+
+Rematerializer::Rematerializer(std::optional<size_t> budget, Rerun rerun)
+    : budget_(budget), rerun_(std::move(rerun)) {}
+
+Rematerializer::~Rematerializer() {
+  for (auto& [storage, entry] : entries_) const_cast<Storage*>(storage)->DetachObserver();
+}
+
+void Rematerializer::AddFixedBytes(size_t bytes) {
+  AddResident(bytes);
+}
+
+void Rematerializer::AddResident(size_t bytes) {
+  resident_bytes_ += bytes;
+  if (resident_bytes_ > stats_.peak_bytes) stats_.peak_bytes = resident_bytes_;
+}
+
+Rematerializer::Entry* Rematerializer::Find(const Storage* storage) {
+  auto found = entries_.find(storage);
+  return found == entries_.end() ? nullptr : &found->second;
+}
+
+// ---- StorageObserver ----------------------------------------------------------------------
+
+void Rematerializer::BeforeAllocate(size_t bytes) {
+  if (budget_) MakeRoom(bytes);
+}
+
+void Rematerializer::Allocated(Storage& storage) {
+  Entry& entry = entries_[&storage];
+  entry.bytes = storage.size();
+  entry.last_use = ++clock_;
+  AddResident(entry.bytes);
+}
+
+void Rematerializer::Destroyed(Storage& storage) {
+  auto found = entries_.find(&storage);
+  if (found == entries_.end()) return;
+  // Out of the map before it goes: dropping its computation may destroy
+  // other storages, which come back here.
+  Entry entry = std::move(found->second);
+  entries_.erase(found);
+  if (storage.resident()) {
+    resident_bytes_ -= entry.bytes;
+  } else if (entry.component >= 0 && entry.computation) {
+    component_cost_[FindComponent(entry.component)] -= double(entry.computation->cost.count());
+  }
+  if (entry.computation) {
+    for (Computation::Output& output : entry.computation->outputs) {
+      if (output.storage == &storage) output.storage = nullptr;
+    }
+  }
+}
+
+// ---- recording ----------------------------------------------------------------------------
+
+void Rematerializer::Record(int32_t kernel, std::span<const Ref<Tensor>> inputs,
+                            std::span<const Ref<Tensor>> outputs,
+                            std::chrono::nanoseconds elapsed) {
+  if (!budget_) return;
+  auto computation = std::make_shared<Computation>();
+  computation->kernel = kernel;
+  computation->cost = elapsed;
+  for (const Ref<Tensor>& input : inputs) {
+    // A small input that nothing recomputes (a loop counter, an index) is
+    // copied: held here, the run's own would live as long as this record,
+    // and such scalars would pile up, unevictable, over a long loop. The
+    // copies are this record's, outside the budget, as its other fields.
+    Entry* entry = Find(input->storage().get());
+    if (entry != nullptr && !entry->computation && input->byte_size() <= kCopiedInputBytes) {
+      ScopedStorageObserver unobserved(nullptr);
+      computation->inputs.push_back(CopyTensor(*input, HostDevice()));
+    } else {
+      computation->inputs.push_back(input);
+    }
+  }
+  bool any = false;
+  for (const Ref<Tensor>& output : outputs) {
+    Storage* storage = output->storage().get();
+    Entry* entry = Find(storage);
+    computation->outputs.push_back(
+        {storage, output->byte_offset(), output->shape(), output->dtype()});
+    // Only a storage the output fills alone can be recomputed as a whole.
+    if (entry == nullptr || output->byte_offset() != 0 || output->byte_size() != storage->size()) {
+      computation->outputs.back().storage = nullptr;
+      continue;
+    }
+    entry->computation = computation;
+    entry->last_use = ++clock_;
+    any = true;
+  }
+  if (!any) return;
+  for (const Ref<Tensor>& input : inputs) {
+    if (Entry* entry = Find(input->storage().get())) entry->consumers.push_back(computation);
+  }
+}
+
+void Rematerializer::BeforeOverwrite(const Tensor& tensor) {
+  Entry* entry = Find(tensor.storage().get());
+  if (entry == nullptr || !entry->computation) return;
+  // What was computed from the old contents stays, resident for good.
+  std::vector<std::weak_ptr<Computation>> consumers = entry->consumers;
+  for (const std::weak_ptr<Computation>& weak : consumers) {
+    std::shared_ptr<Computation> consumer = weak.lock();
+    if (!consumer) continue;
+    for (Computation::Output& output : consumer->outputs) {
+      if (output.storage == nullptr) continue;
+      Storage* storage = output.storage;
+      Entry* produced = Find(storage);
+      if (produced == nullptr) continue;
+      if (!storage->resident()) Rematerialize(*storage, *produced);
+      produced = Find(storage);
+      if (produced != nullptr) produced->computation.reset();
+      output.storage = nullptr;
+    }
+  }
+  entry = Find(tensor.storage().get());
+  if (entry == nullptr || !entry->computation) return;
+  for (Computation::Output& output : entry->computation->outputs) {
+    if (output.storage == tensor.storage().get()) output.storage = nullptr;
+  }
+  entry->computation.reset();
+  entry->consumers.clear();
+}
+
+// ---- use ----------------------------------------------------------------------------------
+
+void Rematerializer::Touch(const Tensor& tensor) {
+  Storage* storage = tensor.storage().get();
+  Entry* entry = Find(storage);
+  if (entry == nullptr) return;
+  if (!storage->resident()) {
+    OpenScope();
+    try {
+      Rematerialize(*storage, *entry);
+    } catch (...) {
+      CloseScope();
+      throw;
+    }
+    CloseScope();
+    entry = Find(storage);
+    if (entry == nullptr) return;
+  }
+  entry->last_use = ++clock_;
+}
+
+void Rematerializer::OpenScope() {
+  if (scope_depth_++ == 0) ++scope_;
+}
+
+void Rematerializer::CloseScope() {
+  if (--scope_depth_ > 0) return;
+  std::vector<Storage*> kept = std::move(scope_pins_);
+  scope_pins_.clear();
+  for (Storage* storage : kept) Unpin(storage);
+}
+
+void Rematerializer::TouchDeep(const Value& root) {
+  std::vector<const Object*> pending;
+  std::unordered_set<const Object*> seen;
+  if (root) pending.push_back(root.get());
+  auto push = [&](const Value& value) {
+    if (value && seen.insert(value.get()).second) pending.push_back(value.get());
+  };
+  // Each one pinned once resident, so that recomputing the next cannot
+  // evict it.
+  std::vector<Ref<Tensor>> tensors;
+  while (!pending.empty()) {
+    const Object* object = pending.back();
+    pending.pop_back();
+    switch (object->kind()) {
+      case ObjectKind::kTensor:
+        tensors.push_back(Ref<Tensor>(const_cast<Tensor*>(static_cast<const Tensor*>(object))));
+        break;
+      case ObjectKind::kTuple:
+        for (const Value& field : static_cast<const Tuple*>(object)->fields()) push(field);
+        break;
+      case ObjectKind::kConstructed:
+        for (const Value& field : static_cast<const Constructed*>(object)->fields()) push(field);
+        break;
+      case ObjectKind::kClosure:
+        for (const Value& value : static_cast<const Closure*>(object)->captured()) push(value);
+        break;
+      case ObjectKind::kReference:
+        push(static_cast<const Reference*>(object)->Read());
+        break;
+      default:
+        break;
+    }
+  }
+  Pin resident(*this, tensors);
+}
+
+Rematerializer::Pin::Pin(Rematerializer& owner, std::span<const Ref<Tensor>> tensors)
+    : owner_(owner) {
+  // One scope for all of them: what recomputing one restores stays for
+  // the next, which may need it too.
+  owner_.OpenScope();
+  for (const Ref<Tensor>& tensor : tensors) {
+    Storage* storage = tensor->storage().get();
+    try {
+      owner_.Touch(*tensor);
+    } catch (...) {
+      for (Storage* pinned : storages_) owner_.Unpin(pinned);
+      owner_.CloseScope();
+      throw;
+    }
+    if (Entry* entry = owner_.Find(storage)) {
+      ++entry->pins;
+      storages_.push_back(storage);
+    }
+  }
+  owner_.CloseScope();
+}
+
+Rematerializer::Pin::~Pin() {
+  for (Storage* storage : storages_) owner_.Unpin(storage);
+}
+
+void Rematerializer::Unpin(Storage* storage) {
+  if (Entry* entry = Find(storage)) --entry->pins;
+}
+
+// Recomputes `storage` by rerunning what computed it: its inputs made
+// resident first (recursively) and pinned, its evicted sibling results
+// restored alongside, a destroyed one written to scratch.
+void Rematerializer::Rematerialize(Storage& storage, Entry& entry) {
+  std::shared_ptr<Computation> computation = entry.computation;
+  RELAY_CHECK(computation, "an evicted storage without a computation");
+  std::vector<Storage*> pinned;
+  auto pin = [&](Storage* pinned_storage) {
+    if (Entry* found = Find(pinned_storage)) {
+      ++found->pins;
+      pinned.push_back(pinned_storage);
+    }
+  };
+  try {
+    for (const Ref<Tensor>& input : computation->inputs) {
+      Touch(*input);
+      pin(input->storage().get());
+    }
+    std::vector<Ref<Tensor>> outputs;
+    for (const Computation::Output& output : computation->outputs) {
+      if (output.storage == nullptr) {
+        outputs.push_back(Tensor::Empty(HostDevice(), output.shape, output.dtype));
+        continue;
+      }
+      Entry* sibling = Find(output.storage);
+      if (!output.storage->resident()) {
+        MakeRoom(output.storage->size());
+        output.storage->Restore();
+        if (sibling != nullptr) Restored(*sibling);
+      }
+      pin(output.storage);
+      outputs.push_back(Tensor::View(Ref<Storage>(output.storage), output.byte_offset, output.shape,
+                                     output.dtype));
+    }
+    rerun_(computation->kernel, computation->inputs, outputs);
+    ++stats_.recomputations;
+    // Recomputed twice for one use: a chain of recomputations (an LSTM's
+    // steps) whose links share an evicted ancestor would evict it and
+    // recompute it again at every link, exponentially often. The second
+    // time, it stays until the outermost recomputation is done.
+    if (Entry* recomputed = Find(&storage)) {
+      if (recomputed->recomputed_in_scope == scope_) {
+        ++recomputed->pins;
+        scope_pins_.push_back(&storage);
+      }
+      recomputed->recomputed_in_scope = scope_;
+    }
+
+  } catch (...) {
+    for (Storage* pinned_storage : pinned) Unpin(pinned_storage);
+    throw;
+  }
+  for (Storage* pinned_storage : pinned) Unpin(pinned_storage);
+}
+
+void Rematerializer::Restored(Entry& entry) {
+  AddResident(entry.bytes);
+  if (entry.component >= 0) {
+    component_cost_[FindComponent(entry.component)] -= double(entry.computation->cost.count());
+    entry.component = -1;
+  }
+  entry.last_use = ++clock_;
+}
+
+// ---- eviction -----------------------------------------------------------------------------
+
+void Rematerializer::MakeRoom(size_t bytes) {
+  // Nothing to make room for (the VM's stand-in for a planned block).
+  if (bytes == 0) return;
+  while (resident_bytes_ + bytes > *budget_) {
+    Storage* victim = ChooseVictim();
+    if (victim == nullptr && !scope_pins_.empty()) {
+      // Memory before time: what the scope kept against recomputing it
+      // again may go after all.
+      std::vector<Storage*> kept = std::move(scope_pins_);
+      scope_pins_.clear();
+      for (Storage* storage : kept) Unpin(storage);
+      continue;
+    }
+    if (victim == nullptr) {
+      throw Error(ErrorKind::kRuntime,
+                  "the memory budget of " + std::to_string(*budget_) +
+                      " bytes is too small: at this point the run needs at least " +
+                      std::to_string(resident_bytes_ + bytes) + " bytes (" +
+                      std::to_string(resident_bytes_) +
+                      " that cannot be evicted: its inputs, the tensors in use and what "
+                      "nothing can recompute; " +
+                      std::to_string(bytes) + " more to allocate)");
+    }
+    Evict(*victim, entries_.at(victim));
+  }
+}
+
+// Whether the program holds `storage` no more: its tensors are only in
+// records, as inputs to recompute something else with. The DTR paper
+// evicts such tensors as soon as the program drops them; here they go
+// first when room is needed, whatever their score.
+bool Rematerializer::OnlyRecordsHold(const Storage& storage, const Entry& entry) {
+  std::vector<const Tensor*> tensors;
+  uint32_t held_by_records = 0;
+  for (const std::weak_ptr<Computation>& weak : entry.consumers) {
+    std::shared_ptr<Computation> consumer = weak.lock();
+    if (!consumer) continue;
+    for (const Ref<Tensor>& input : consumer->inputs) {
+      if (input->storage().get() != &storage) continue;
+      ++held_by_records;
+      if (std::find(tensors.begin(), tensors.end(), input.get()) == tensors.end()) {
+        tensors.push_back(input.get());
+      }
+    }
+  }
+  // Every tensor viewing the storage is one the records hold, and every
+  // reference to those tensors is theirs.
+  if (tensors.empty() || storage.use_count() != tensors.size()) return false;
+  uint32_t references = 0;
+  for (const Tensor* tensor : tensors) references += tensor->use_count();
+  return references == held_by_records;
+}
+
+Storage* Rematerializer::ChooseVictim() {
+  Storage* best = nullptr;
+  double best_score = std::numeric_limits<double>::infinity();
+  for (auto& [storage, entry] : entries_) {
+    if (!entry.computation || entry.pins > 0 || entry.bytes == 0 || !storage->resident()) continue;
+    // What the program dropped goes first.
+    if (OnlyRecordsHold(*storage, entry)) return const_cast<Storage*>(storage);
+    double score = Score(*storage, entry);
+    if (score < best_score) {
+      best_score = score;
+      best = const_cast<Storage*>(storage);
+    }
+  }
+  return best;
+}
+
+template <typename Visit>
+void Rematerializer::ForEachEvictedNeighbour(const Entry& entry, Visit&& visit) {
+  for (const Ref<Tensor>& input : entry.computation->inputs) {
+    const Storage* storage = input->storage().get();
+    Entry* parent = Find(storage);
+    if (parent != nullptr && !storage->resident() && parent->component >= 0) visit(*parent);
+  }
+  for (const std::weak_ptr<Computation>& weak : entry.consumers) {
+    std::shared_ptr<Computation> consumer = weak.lock();
+    if (!consumer) continue;
+    for (const Computation::Output& output : consumer->outputs) {
+      if (output.storage == nullptr || output.storage->resident()) continue;
+      Entry* child = Find(output.storage);
+      if (child != nullptr && child->component >= 0) visit(*child);
+    }
+  }
+}
+
+// cost / (bytes * staleness), the cost including the evicted classes that
+// recomputing this storage would also need (h_DTR-eq).
+double Rematerializer::Score(const Storage& storage, const Entry& entry) {
+  double cost = double(entry.computation->cost.count()) + 1;  // a free kernel still costs a launch
+  std::vector<int> counted;
+  ForEachEvictedNeighbour(entry, [&](const Entry& neighbour) {
+    int component = FindComponent(neighbour.component);
+    for (int seen : counted) {
+      if (seen == component) return;
+    }
+    counted.push_back(component);
+    cost += component_cost_[component];
+  });
+  const double staleness = double(clock_ - entry.last_use) + 1;
+  (void)storage;
+  return cost / (double(entry.bytes) * staleness);
+}
+
+void Rematerializer::Evict(Storage& storage, Entry& entry) {
+  storage.Evict();
+  resident_bytes_ -= entry.bytes;
+  ++stats_.evictions;
+  entry.component = int(component_parent_.size());
+  component_parent_.push_back(entry.component);
+  component_cost_.push_back(double(entry.computation->cost.count()));
+  ForEachEvictedNeighbour(entry, [&](const Entry& neighbour) {
+    MergeComponents(entry.component, neighbour.component);
+  });
+}
+
+int Rematerializer::FindComponent(int component) {
+  while (component_parent_[component] != component) {
+    component_parent_[component] = component_parent_[component_parent_[component]];
+    component = component_parent_[component];
+  }
+  return component;
+}
+
+void Rematerializer::MergeComponents(int into, int other) {
+  int root = FindComponent(into);
+  int other_root = FindComponent(other);
+  if (root == other_root) return;
+  component_parent_[other_root] = root;
+  component_cost_[root] += component_cost_[other_root];
+}
+
+}  // namespace relay::vm
