@@ -33,7 +33,8 @@ namespace {
 ir::Module SubModule(const ir::Module& module,
                      const std::function<bool(const ir::GlobalFunction&)>& keep) {
   ir::Module result;
-  result.set_source(module.source_name(), std::make_shared<const std::string>(module.source_text()));
+  result.set_source(module.source_name(),
+                    std::make_shared<const std::string>(module.source_text()));
   for (const ir::TypeDefinition& definition : module.type_definitions()) {
     result.AddTypeDefinition(definition);
   }
@@ -68,9 +69,9 @@ ir::Module CheckWithGradients(const ir::Module& module, Diagnostics& diagnostics
   for (const ir::GlobalVar& requested : module.gradient_requests()) {
     std::string base = requested->name.substr(0, requested->name.size() - 5);  // "_grad"
     if (checked.FindFunction(base) == nullptr) {
-      diagnostics.Report(ErrorKind::kType, requested->span(),
-                         "@" + requested->name + " cannot be derived: @" + base +
-                             " itself needs it");
+      diagnostics.Report(
+          ErrorKind::kType, requested->span(),
+          "@" + requested->name + " cannot be derived: @" + base + " itself needs it");
     }
   }
   if (diagnostics.has_errors()) return module;
@@ -85,8 +86,8 @@ ir::Module CheckWithGradients(const ir::Module& module, Diagnostics& diagnostics
         span = {error.span()->line, error.span()->column, error.span()->end_line,
                 error.span()->end_column};
       }
-      diagnostics.Report(error.kind(), span, "cannot derive @" + requested->name + ": " +
-                                                 error.message());
+      diagnostics.Report(error.kind(), span,
+                         "cannot derive @" + requested->name + ": " + error.message());
       return module;
     }
   }

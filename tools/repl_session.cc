@@ -558,9 +558,9 @@ void ReplSession::AddVariable(const std::string& name, Ref<Tensor> tensor) {
 }
 
 std::vector<std::string> ReplSession::Completions() const {
-  std::vector<std::string> names = {":type", ":load",  ":reload", ":list", ":disasm", ":optimized",
-                                    ":grad",   ":time", ":debug", ":help",   ":quit", "def",     "type",
-                                    "let",   "match",  "if",      "else",  "fn"};
+  std::vector<std::string> names = {":type", ":load", ":reload", ":list", ":disasm", ":optimized",
+                                    ":grad", ":time", ":debug",  ":help", ":quit",   "def",
+                                    "type",  "let",   "match",   "if",    "else",    "fn"};
   for (const Definition& definition : definitions_)
     names.push_back(definition.is_type ? definition.name.substr(5) : definition.name);
   for (const Variable& variable : variables_) names.push_back("%" + variable.name);

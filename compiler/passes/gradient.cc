@@ -1013,8 +1013,8 @@ std::string GradientName(std::string_view entry) {
   return std::string(entry) + "_grad";
 }
 
-ir::Module AddGradient(const ir::Module& program, const ir::Module* prelude,
-                       std::string_view entry, ir::GlobalVar gradient_global) {
+ir::Module AddGradient(const ir::Module& program, const ir::Module* prelude, std::string_view entry,
+                       ir::GlobalVar gradient_global) {
   const std::string entry_name(entry);
   const ir::GlobalFunction* global = program.FindFunction(entry_name);
   if (global == nullptr) {
