@@ -106,6 +106,60 @@ TEST(ExamplesTest, TreeLstmMatchesNumPyOnTwoTreeShapes) {
       "tree_lstm_chain_expected.npy");
 }
 
+// The training examples (SGD written in Relay, gradients derived by
+// relay-vm), two epochs each: their mean losses are PyTorch's for the same
+// training (examples/make_training_reference.py), and they fall. The test
+// accuracy is a fraction.
+//
+// Tolerance: both train in float32 from the same weights; summation orders
+// differ (fused kernels, batched sums), so the weights drift apart by a few
+// float32 roundings per step, and the losses after two epochs by up to
+// about 1e-5 relative (measured: 3e-6). A wrong gradient (a missing 1/batch,
+// a transposed weight gradient) moves the second epoch's loss by far more.
+void ExpectTrainingMatchesPyTorch(const std::string& arguments, const std::string& expected_file) {
+  ScratchDirectory scratch;
+  CommandResult result =
+      RunRelayVm("run " + arguments + " --input epochs=2 --output " + scratch / "trained.npz");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::vector<NamedTensor> outputs = ReadNpz(scratch / "trained.npz", HostDevice());
+  ASSERT_GE(outputs.size(), 2u);
+  ASSERT_EQ(outputs[0].name, "out0");
+  const Tensor& losses = *outputs[0].tensor;
+  Ref<Tensor> expected = ReadNpy((kExpected / expected_file).string(), HostDevice());
+  ASSERT_EQ(losses.shape(), expected->shape());
+  for (int64_t epoch = 0; epoch < expected->element_count(); ++epoch) {
+    const float want = expected->data<float>()[epoch];
+    EXPECT_NEAR(losses.data<float>()[epoch], want, 1e-4 * std::abs(want)) << "epoch " << epoch;
+  }
+  EXPECT_LT(losses.data<float>()[1], losses.data<float>()[0]);
+  const float accuracy = outputs[1].tensor->data<float>()[0];
+  EXPECT_GE(accuracy, 0.0f);
+  EXPECT_LE(accuracy, 1.0f);
+}
+
+TEST(ExamplesTest, TrainingTheMlpMatchesPyTorch) {
+  ExpectTrainingMatchesPyTorch(
+      Example("train_mlp.relay") + " --params " + Example("train_mlp_init.npz") +
+          " --input train_images=" + Example("digits_train_images.npy") +
+          " --input train_labels=" + Example("digits_train_labels.npy") +
+          " --input test_images=" + Example("digits_test_images.npy") +
+          " --input test_labels=" + Example("digits_test_labels.npy") +
+          " --input batch=32 --input rate=0.1",
+      "train_mlp_losses.npy");
+}
+
+TEST(ExamplesTest, TrainingTheLstmMatchesPyTorch) {
+  ExpectTrainingMatchesPyTorch(
+      Example("train_lstm.relay") + " --params " + Example("lstm_params.npz") +
+          " --input train_steps=" + Example("sequences_train_steps.npy") +
+          " --input train_lengths=" + Example("sequences_train_lengths.npy") +
+          " --input train_labels=" + Example("sequences_train_labels.npy") +
+          " --input test_steps=" + Example("sequences_test_steps.npy") +
+          " --input test_lengths=" + Example("sequences_test_lengths.npy") +
+          " --input test_labels=" + Example("sequences_test_labels.npy") + " --input rate=0.1",
+      "train_lstm_losses.npy");
+}
+
 // The commands examples/README.md shows print the probabilities in Relay's
 // literal syntax.
 TEST(ExamplesTest, ReadmeCommandsPrintProbabilities) {
