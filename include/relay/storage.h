@@ -72,6 +72,9 @@ class Storage final : public Object {
   // Allocates a new block of the same size; its contents are undefined.
   void Restore();
   StorageObserver* observer() const { return observer_; }
+  // A word the observer keeps with the storage (its bookkeeping's address).
+  void* observer_data() const { return observer_data_; }
+  void set_observer_data(void* data) { observer_data_ = data; }
   // Stops reporting to the observer (which is going away).
   void DetachObserver() { observer_ = nullptr; }
 
@@ -85,6 +88,7 @@ class Storage final : public Object {
   size_t size_;
   std::function<void()> release_;
   StorageObserver* observer_ = nullptr;
+  void* observer_data_ = nullptr;
 };
 
 }  // namespace relay

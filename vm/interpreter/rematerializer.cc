@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <random>
 #include <string>
 #include <unordered_set>
 
@@ -14,7 +15,15 @@ Rematerializer::Rematerializer(std::optional<size_t> budget, Rerun rerun)
     : budget_(budget), rerun_(std::move(rerun)) {}
 
 Rematerializer::~Rematerializer() {
+  destroying_ = true;
   for (auto& [storage, entry] : entries_) const_cast<Storage*>(storage)->DetachObserver();
+}
+
+Rematerializer::Computation::~Computation() {
+  if (owner == nullptr || owner->destroying_) return;
+  for (const Ref<Tensor>& input : inputs) {
+    if (Entry* entry = owner->Find(input->storage().get())) --entry->record_references;
+  }
 }
 
 void Rematerializer::AddFixedBytes(size_t bytes) {
@@ -27,8 +36,9 @@ void Rematerializer::AddResident(size_t bytes) {
 }
 
 Rematerializer::Entry* Rematerializer::Find(const Storage* storage) {
-  auto found = entries_.find(storage);
-  return found == entries_.end() ? nullptr : &found->second;
+  // Kept with the storage: no lookup on every kernel input.
+  if (storage->observer() != this) return nullptr;
+  return static_cast<Entry*>(storage->observer_data());
 }
 
 // ---- StorageObserver ----------------------------------------------------------------------
@@ -39,6 +49,7 @@ void Rematerializer::BeforeAllocate(size_t bytes) {
 
 void Rematerializer::Allocated(Storage& storage) {
   Entry& entry = entries_[&storage];
+  storage.set_observer_data(&entry);
   entry.bytes = storage.size();
   entry.last_use = ++clock_;
   AddResident(entry.bytes);
@@ -47,6 +58,7 @@ void Rematerializer::Allocated(Storage& storage) {
 void Rematerializer::Destroyed(Storage& storage) {
   auto found = entries_.find(&storage);
   if (found == entries_.end()) return;
+  RemoveCandidate(found->second);
   // Out of the map before it goes: dropping its computation may destroy
   // other storages, which come back here.
   Entry entry = std::move(found->second);
@@ -70,6 +82,7 @@ void Rematerializer::Record(int32_t kernel, std::span<const Ref<Tensor>> inputs,
                             std::chrono::nanoseconds elapsed) {
   if (!budget_) return;
   auto computation = std::make_shared<Computation>();
+  computation->owner = this;
   computation->kernel = kernel;
   computation->cost = elapsed;
   for (const Ref<Tensor>& input : inputs) {
@@ -98,11 +111,23 @@ void Rematerializer::Record(int32_t kernel, std::span<const Ref<Tensor>> inputs,
     }
     entry->computation = computation;
     entry->last_use = ++clock_;
+    AddCandidate(*storage, *entry);
     any = true;
   }
-  if (!any) return;
-  for (const Ref<Tensor>& input : inputs) {
-    if (Entry* entry = Find(input->storage().get())) entry->consumers.push_back(computation);
+  if (!any) {
+    computation->owner = nullptr;  // counted nothing
+    return;
+  }
+  ++recorded_calls_;
+  for (const Ref<Tensor>& input : computation->inputs) {
+    Entry* entry = Find(input->storage().get());
+    if (entry == nullptr) continue;
+    entry->consumers.push_back(computation);
+    ++entry->record_references;
+    if (entry->held_tensor != nullptr && entry->held_tensor != input.get()) {
+      entry->tensors_vary = true;
+    }
+    entry->held_tensor = input.get();
   }
 }
 
@@ -121,7 +146,10 @@ void Rematerializer::BeforeOverwrite(const Tensor& tensor) {
       if (produced == nullptr) continue;
       if (!storage->resident()) Rematerialize(*storage, *produced);
       produced = Find(storage);
-      if (produced != nullptr) produced->computation.reset();
+      if (produced != nullptr) {
+        produced->computation.reset();
+        RemoveCandidate(*produced);
+      }
       output.storage = nullptr;
     }
   }
@@ -132,6 +160,7 @@ void Rematerializer::BeforeOverwrite(const Tensor& tensor) {
   }
   entry->computation.reset();
   entry->consumers.clear();
+  RemoveCandidate(*entry);
 }
 
 // ---- use ----------------------------------------------------------------------------------
@@ -260,7 +289,7 @@ void Rematerializer::Rematerialize(Storage& storage, Entry& entry) {
       if (!output.storage->resident()) {
         MakeRoom(output.storage->size());
         output.storage->Restore();
-        if (sibling != nullptr) Restored(*sibling);
+        if (sibling != nullptr) Restored(*output.storage, *sibling);
       }
       pin(output.storage);
       outputs.push_back(Tensor::View(Ref<Storage>(output.storage), output.byte_offset, output.shape,
@@ -268,6 +297,15 @@ void Rematerializer::Rematerialize(Storage& storage, Entry& entry) {
     }
     rerun_(computation->kernel, computation->inputs, outputs);
     ++stats_.recomputations;
+    if (stats_.recomputations > kMaxRecomputationsPerCall * recorded_calls_ + 100000) {
+      throw Error(ErrorKind::kRuntime,
+                  "the memory budget of " + std::to_string(*budget_) +
+                      " bytes is too small to run in reasonable time: " +
+                      std::to_string(stats_.recomputations) + " recomputations for " +
+                      std::to_string(recorded_calls_) +
+                      " operator calls so far; give it more (the run's peak without a budget "
+                      "is what --stats reports without --memory-budget)");
+    }
     // Recomputed twice for one use: a chain of recomputations (an LSTM's
     // steps) whose links share an evicted ancestor would evict it and
     // recompute it again at every link, exponentially often. The second
@@ -287,8 +325,9 @@ void Rematerializer::Rematerialize(Storage& storage, Entry& entry) {
   for (Storage* pinned_storage : pinned) Unpin(pinned_storage);
 }
 
-void Rematerializer::Restored(Entry& entry) {
+void Rematerializer::Restored(Storage& storage, Entry& entry) {
   AddResident(entry.bytes);
+  AddCandidate(storage, entry);
   if (entry.component >= 0) {
     component_cost_[FindComponent(entry.component)] -= double(entry.computation->cost.count());
     entry.component = -1;
@@ -321,7 +360,7 @@ void Rematerializer::MakeRoom(size_t bytes) {
                       "nothing can recompute; " +
                       std::to_string(bytes) + " more to allocate)");
     }
-    Evict(*victim, entries_.at(victim));
+    Evict(*victim, *Find(victim));
   }
 }
 
@@ -330,50 +369,76 @@ void Rematerializer::MakeRoom(size_t bytes) {
 // evicts such tensors as soon as the program drops them; here they go
 // first when room is needed, whatever their score.
 bool Rematerializer::OnlyRecordsHold(const Storage& storage, const Entry& entry) {
-  std::vector<const Tensor*> tensors;
-  uint32_t held_by_records = 0;
-  for (const std::weak_ptr<Computation>& weak : entry.consumers) {
-    std::shared_ptr<Computation> consumer = weak.lock();
-    if (!consumer) continue;
-    for (const Ref<Tensor>& input : consumer->inputs) {
-      if (input->storage().get() != &storage) continue;
-      ++held_by_records;
-      if (std::find(tensors.begin(), tensors.end(), input.get()) == tensors.end()) {
-        tensors.push_back(input.get());
-      }
-    }
+  // One tensor views the storage (the storage's one reference), the one
+  // the records hold, and all its references are theirs.
+  if (entry.record_references == 0 || entry.tensors_vary || storage.use_count() != 1) {
+    return false;
   }
-  // Every tensor viewing the storage is one the records hold, and every
-  // reference to those tensors is theirs.
-  if (tensors.empty() || storage.use_count() != tensors.size()) return false;
-  uint32_t references = 0;
-  for (const Tensor* tensor : tensors) references += tensor->use_count();
-  return references == held_by_records;
+  return entry.held_tensor->use_count() == entry.record_references;
 }
 
+// Scores a sample of the candidates (all of them when there are few), as
+// the DTR paper's implementation does: scanning thousands of small tensors
+// (an LSTM's steps) at every eviction would cost more than recomputing.
 Storage* Rematerializer::ChooseVictim() {
   Storage* best = nullptr;
   double best_score = std::numeric_limits<double>::infinity();
-  for (auto& [storage, entry] : entries_) {
-    if (!entry.computation || entry.pins > 0 || entry.bytes == 0 || !storage->resident()) continue;
+  const size_t count = candidates_.size();
+  const size_t sampled = std::min(count, kSampledCandidates);
+  std::uniform_int_distribution<size_t> pick(0, count == 0 ? 0 : count - 1);
+  for (size_t draw = 0; draw < sampled; ++draw) {
+    Storage* storage = candidates_[sampled == count ? draw : pick(random_)];
+    Entry& entry = *Find(storage);
+    if (entry.pins > 0 || entry.bytes == 0) continue;
     // What the program dropped goes first.
-    if (OnlyRecordsHold(*storage, entry)) return const_cast<Storage*>(storage);
-    double score = Score(*storage, entry);
+    if (OnlyRecordsHold(*storage, entry)) return storage;
+    double score = Score(entry);
     if (score < best_score) {
       best_score = score;
-      best = const_cast<Storage*>(storage);
+      best = storage;
+    }
+  }
+  if (best == nullptr && sampled < count) {
+    // Every one drawn was pinned: look at them all before giving up.
+    for (Storage* storage : candidates_) {
+      Entry& entry = *Find(storage);
+      if (entry.pins > 0 || entry.bytes == 0) continue;
+      double score = Score(entry);
+      if (score < best_score) {
+        best_score = score;
+        best = storage;
+      }
     }
   }
   return best;
 }
 
+void Rematerializer::AddCandidate(Storage& storage, Entry& entry) {
+  if (entry.candidate_index != kNotCandidate || !entry.computation || !storage.resident()) return;
+  entry.candidate_index = candidates_.size();
+  candidates_.push_back(&storage);
+}
+
+void Rematerializer::RemoveCandidate(Entry& entry) {
+  if (entry.candidate_index == kNotCandidate) return;
+  Storage* last = candidates_.back();
+  candidates_[entry.candidate_index] = last;
+  Find(last)->candidate_index = entry.candidate_index;
+  candidates_.pop_back();
+  entry.candidate_index = kNotCandidate;
+}
+
 template <typename Visit>
-void Rematerializer::ForEachEvictedNeighbour(const Entry& entry, Visit&& visit) {
+void Rematerializer::ForEachEvictedNeighbour(Entry& entry, Visit&& visit) {
   for (const Ref<Tensor>& input : entry.computation->inputs) {
     const Storage* storage = input->storage().get();
     Entry* parent = Find(storage);
     if (parent != nullptr && !storage->resident() && parent->component >= 0) visit(*parent);
   }
+  // Consumers whose results are all gone are dropped here, as they are met:
+  // a value read at every step of a loop would gather thousands.
+  std::erase_if(entry.consumers,
+                [](const std::weak_ptr<Computation>& weak) { return weak.expired(); });
   for (const std::weak_ptr<Computation>& weak : entry.consumers) {
     std::shared_ptr<Computation> consumer = weak.lock();
     if (!consumer) continue;
@@ -387,23 +452,26 @@ void Rematerializer::ForEachEvictedNeighbour(const Entry& entry, Visit&& visit) 
 
 // cost / (bytes * staleness), the cost including the evicted classes that
 // recomputing this storage would also need (h_DTR-eq).
-double Rematerializer::Score(const Storage& storage, const Entry& entry) {
+double Rematerializer::Score(Entry& entry) {
   double cost = double(entry.computation->cost.count()) + 1;  // a free kernel still costs a launch
-  std::vector<int> counted;
+  // Each class once: the first few remembered (a storage has few evicted
+  // neighbours; past that, a class may count twice, which only overrates).
+  int counted[8];
+  size_t count = 0;
   ForEachEvictedNeighbour(entry, [&](const Entry& neighbour) {
-    int component = FindComponent(neighbour.component);
-    for (int seen : counted) {
-      if (seen == component) return;
+    const int component = FindComponent(neighbour.component);
+    for (size_t index = 0; index < count; ++index) {
+      if (counted[index] == component) return;
     }
-    counted.push_back(component);
+    if (count < std::size(counted)) counted[count++] = component;
     cost += component_cost_[component];
   });
   const double staleness = double(clock_ - entry.last_use) + 1;
-  (void)storage;
   return cost / (double(entry.bytes) * staleness);
 }
 
 void Rematerializer::Evict(Storage& storage, Entry& entry) {
+  RemoveCandidate(entry);
   storage.Evict();
   resident_bytes_ -= entry.bytes;
   ++stats_.evictions;

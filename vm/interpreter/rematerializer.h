@@ -34,6 +34,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <random>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -112,12 +113,22 @@ class Rematerializer final : public StorageObserver {
   void Destroyed(Storage& storage) override;
 
  private:
+  static constexpr size_t kNotCandidate = ~size_t(0);
+  // How many candidates an eviction scores at most.
+  static constexpr size_t kSampledCandidates = 32;
+  // Beyond this many recomputations per recorded operator call (plus a
+  // start), a run is deemed to thrash: it fails instead of running on.
+  static constexpr uint64_t kMaxRecomputationsPerCall = 50;
+
   // Inputs of at most this many bytes that nothing recomputes are copied
   // into the record that reads them (Record).
   static constexpr size_t kCopiedInputBytes = 64;
 
   // How some storages were computed: one kernel call.
   struct Computation {
+    // Takes its inputs' references off their entries' counts.
+    ~Computation();
+    Rematerializer* owner = nullptr;  // null: it counted none
     int32_t kernel = 0;
     std::vector<Ref<Tensor>> inputs;
     // Where its results went, without owning them (a result nothing else
@@ -142,6 +153,13 @@ class Rematerializer final : public StorageObserver {
     std::vector<std::weak_ptr<Computation>> consumers;
     int component = -1;                // evicted: its union-find class
     uint64_t recomputed_in_scope = 0;  // the last scope that recomputed it
+    size_t candidate_index = kNotCandidate;  // in candidates_, while one
+    // The references records hold to tensors of this storage, and the
+    // tensor they hold (OnlyRecordsHold); tensors_vary when they hold more
+    // than one tensor viewing it.
+    uint32_t record_references = 0;
+    const Tensor* held_tensor = nullptr;
+    bool tensors_vary = false;
   };
 
   Entry* Find(const Storage* storage);
@@ -150,12 +168,16 @@ class Rematerializer final : public StorageObserver {
   // The storage to evict next, or null when none may be.
   Storage* ChooseVictim();
   bool OnlyRecordsHold(const Storage& storage, const Entry& entry);
-  double Score(const Storage& storage, const Entry& entry);
+  double Score(Entry& entry);
   void Evict(Storage& storage, Entry& entry);
-  void Restored(Entry& entry);
+  void Restored(Storage& storage, Entry& entry);
+  // The candidates for eviction: resident, recorded storages (pinned or
+  // not), for sampling.
+  void AddCandidate(Storage& storage, Entry& entry);
+  void RemoveCandidate(Entry& entry);
   // The evicted storages next to `entry` in the computation graph.
   template <typename Visit>
-  void ForEachEvictedNeighbour(const Entry& entry, Visit&& visit);
+  void ForEachEvictedNeighbour(Entry& entry, Visit&& visit);
   int FindComponent(int component);
   void MergeComponents(int into, int other);
   void AddResident(size_t bytes);
@@ -174,6 +196,10 @@ class Rematerializer final : public StorageObserver {
   std::vector<int> component_parent_;
   std::vector<double> component_cost_;
   MemoryStats stats_;
+  std::vector<Storage*> candidates_;
+  bool destroying_ = false;
+  std::mt19937_64 random_{20211}; // fixed: the same run evicts alike
+  uint64_t recorded_calls_ = 0;
   int scope_depth_ = 0;
   uint64_t scope_ = 0;  // counts outermost scopes
   std::vector<Storage*> scope_pins_;
