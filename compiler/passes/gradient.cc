@@ -1,5 +1,6 @@
 #include "compiler/passes/gradient.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <optional>
@@ -41,6 +42,22 @@ bool CarriesGradient(const Type& type) {
     }
   }
   return false;
+}
+
+// Zeros shaped like `value`, of tensor type `type`: zeros(shape=...) when
+// every dimension is known, so the zeros depend on nothing (constant
+// folding makes them a constant, and a memory budget can recompute them
+// without `value`), else zeros_like(value).
+Expr ZerosLike(const Expr& value, const Type& type) {
+  const auto* tensor = As<ir::TensorTypeNode>(type);
+  if (tensor == nullptr ||
+      std::any_of(tensor->shape.begin(), tensor->shape.end(),
+                  [](int64_t dim) { return dim == ir::kAnyDim; })) {
+    return CallOperator("zeros_like", {value});
+  }
+  return CallOperator("zeros", {},
+                      {{"shape", kernels::AttrValue::IntList(tensor->shape)},
+                       {"dtype", kernels::AttrValue::String(std::string(DTypeName(tensor->dtype)))}});
 }
 
 Expr Project(const Expr& tuple, int index) {
@@ -98,7 +115,15 @@ std::vector<Expr> OperatorGradients(const ir::Module& module, const ir::CallNode
   const GradientRule* rule = FindGradientRule(op->name());
   RELAY_CHECK(rule, "operator " + op->name() + " is marked differentiable but has no rule");
   GradientContext context{call, std::move(inputs), std::move(output), std::move(output_gradient)};
-  std::vector<Expr> gradients = (*rule)(context);
+  std::vector<Expr> gradients;
+  try {
+    gradients = (*rule)(context);
+  } catch (const Error& error) {
+    // A rule refusing the call (a ? extent it needs to know) cannot see
+    // the file: the error goes where the call is.
+    if (error.span() || error.kind() != ErrorKind::kType) throw;
+    FailType(module, call.span(), error.message());
+  }
   RELAY_CHECK(gradients.size() == call.args.size(),
               "gradient rule of " + op->name() + " returned the wrong number of gradients");
   return gradients;
@@ -342,7 +367,7 @@ class FirstOrderGradient {
       }
       return Make<ir::TupleNode>(fields);
     }
-    if (adjoint.terms.empty()) return CallOperator("zeros_like", {primal});
+    if (adjoint.terms.empty()) return ZerosLike(primal, type);
     Expr sum = adjoint.terms.front();
     for (size_t index = 1; index < adjoint.terms.size(); ++index) {
       sum = CallOperator("add", {sum, adjoint.terms[index]});
@@ -612,7 +637,7 @@ class HigherOrderGradient {
     if (IsFloatTensor(type)) {
       return builder.Bind(
           "lifted", Make<ir::TupleNode>(std::vector<Expr>{
-                        value, Make<ir::RefCreateNode>(CallOperator("zeros_like", {value}))}));
+                        value, Make<ir::RefCreateNode>(ZerosLike(value, type))}));
     }
     if (const auto* tuple = As<ir::TupleTypeNode>(type)) {
       std::vector<Expr> fields;
@@ -757,7 +782,7 @@ class HigherOrderGradient {
       case ir::NodeKind::kConstant: {
         if (!IsFloatTensor(expr->checked_type())) return expr;
         return Make<ir::TupleNode>(
-            std::vector<Expr>{expr, Make<ir::RefCreateNode>(CallOperator("zeros_like", {expr}))});
+            std::vector<Expr>{expr, Make<ir::RefCreateNode>(ZerosLike(expr, expr->checked_type()))});
       }
       case ir::NodeKind::kConstructor:
       case ir::NodeKind::kOp:
