@@ -11,19 +11,11 @@ namespace {
 
 using ir::Expr;
 
-Expr Op(std::string_view name, std::vector<Expr> args, const kernels::Attrs& attrs = {}) {
-  return CallOperator(name, std::move(args), attrs);
-}
-
-DType FloatDTypeOf(const ir::Type& type) {
-  return ir::As<ir::TensorTypeNode>(type)->dtype;
-}
-
 // A rule for a unary operator whose derivative is `derivative(x, y)`.
 GradientRule Unary(std::function<Expr(const Expr& x, const Expr& y, DType dtype)> derivative) {
   return [derivative](const GradientContext& context) -> std::vector<Expr> {
     const Expr& x = context.inputs[0];
-    DType dtype = FloatDTypeOf(context.input_type(0));
+    DType dtype = DTypeOfTensor(context.input_type(0));
     return {Op("multiply", {context.output_gradient, derivative(x, context.output, dtype)})};
   };
 }
@@ -39,14 +31,10 @@ GradientRule Binary(BinaryPart lhs, BinaryPart rhs) {
     const Expr& b = context.inputs[1];
     const Expr& y = context.output;
     const Expr& g = context.output_gradient;
-    DType dtype = FloatDTypeOf(context.output_type());
+    DType dtype = DTypeOfTensor(context.output_type());
     return {SumToShapeOf(lhs(a, b, y, g, dtype), context.output_type(), a, context.input_type(0)),
             SumToShapeOf(rhs(a, b, y, g, dtype), context.output_type(), b, context.input_type(1))};
   };
-}
-
-Expr Scalar(double value, DType dtype) {
-  return ScalarConstant(value, dtype);
 }
 
 // `g` where `condition` holds, zero elsewhere.
@@ -102,7 +90,7 @@ void AddElementwiseGradients(RuleTable& table) {
                      }));
   table.emplace_back("nn.relu", [](const GradientContext& context) -> std::vector<Expr> {
     const Expr& x = context.inputs[0];
-    DType dtype = FloatDTypeOf(context.input_type(0));
+    DType dtype = DTypeOfTensor(context.input_type(0));
     return {GradientWhere(Op("greater", {x, Scalar(0, dtype)}), context.output_gradient)};
   });
 
@@ -185,19 +173,19 @@ void AddElementwiseGradients(RuleTable& table) {
   });
   // The gradient goes back in the input's dtype; an integer input has none.
   table.emplace_back("cast", [](const GradientContext& context) -> std::vector<Expr> {
-    DType from = FloatDTypeOf(context.input_type(0));
+    DType from = DTypeOfTensor(context.input_type(0));
     if (!IsFloat(from)) return {nullptr};
     return {Op("cast", {context.output_gradient},
                {{"dtype", kernels::AttrValue::String(std::string(DTypeName(from)))}})};
   });
   table.emplace_back("cast_like", [](const GradientContext& context) -> std::vector<Expr> {
-    if (!IsFloat(FloatDTypeOf(context.input_type(0)))) return {nullptr, nullptr};
+    if (!IsFloat(DTypeOfTensor(context.input_type(0)))) return {nullptr, nullptr};
     return {Op("cast_like", {context.output_gradient, context.inputs[0]}), nullptr};
   });
   // Passes the gradient where the input was inside [a_min, a_max].
   table.emplace_back("clip", [](const GradientContext& context) -> std::vector<Expr> {
     const Expr& x = context.inputs[0];
-    DType dtype = FloatDTypeOf(context.input_type(0));
+    DType dtype = DTypeOfTensor(context.input_type(0));
     double low = kernels::GetAttr(context.call.attrs, "a_min").as_float();
     double high = kernels::GetAttr(context.call.attrs, "a_max").as_float();
     Expr inside = Op("logical_and", {Op("greater_equal", {x, Scalar(low, dtype)}),

@@ -29,26 +29,12 @@ using ir::Expr;
 using kernels::Attrs;
 using kernels::AttrValue;
 
-Expr Op(std::string_view name, std::vector<Expr> args, const Attrs& attrs = {}) {
-  return CallOperator(name, std::move(args), attrs);
-}
-
-Expr Project(const Expr& tuple, int index) {
-  return ir::Make<ir::TupleGetItemNode>(tuple, index);
-}
-
-const ir::TensorTypeNode& TensorType(const ir::Type& type) {
-  const auto* tensor = ir::As<ir::TensorTypeNode>(type);
-  RELAY_CHECK(tensor != nullptr, "gradient rule expects a tensor type");
-  return *tensor;
-}
-
 const std::vector<int64_t>& ShapeOf(const GradientContext& context, size_t input) {
-  return TensorType(context.input_type(input)).shape;
+  return TensorTypeOf(context.input_type(input)).shape;
 }
 
 DType DTypeOf(const GradientContext& context, size_t input) {
-  return TensorType(context.input_type(input)).dtype;
+  return TensorTypeOf(context.input_type(input)).dtype;
 }
 
 const AttrValue& Attr(const GradientContext& context, std::string_view name) {
@@ -74,10 +60,6 @@ Attrs With(Attrs attrs, std::string_view name, AttrValue value) {
                                     (op ? op->name() : std::string("the call")) + ": " + message);
 }
 
-Expr Scalar(double value, DType dtype) {
-  return ScalarConstant(value, dtype);
-}
-
 // `gradient` of dtype `from` in dtype `to`: an operator whose out_dtype
 // differs from its inputs' passes its gradient back in theirs.
 Expr InDType(const Expr& gradient, DType from, DType to) {
@@ -87,7 +69,7 @@ Expr InDType(const Expr& gradient, DType from, DType to) {
 
 // The output gradient of a single-result call, in the dtype of input 0.
 Expr OutputGradientInInputDType(const GradientContext& context) {
-  return InDType(context.output_gradient, TensorType(context.output_type()).dtype,
+  return InDType(context.output_gradient, TensorTypeOf(context.output_type()).dtype,
                  DTypeOf(context, 0));
 }
 
@@ -211,7 +193,7 @@ std::vector<Expr> MatmulGradient(const GradientContext& context) {
 // operand's batch of 1 (or one that may be 1) was broadcast.
 Expr SumBroadcastBatch(const Expr& gradient, const GradientContext& context, size_t input) {
   const int64_t batch = ShapeOf(context, input)[0];
-  const int64_t output_batch = TensorType(context.output_type()).shape[0];
+  const int64_t output_batch = TensorTypeOf(context.output_type()).shape[0];
   if (batch != ir::kAnyDim && batch == output_batch) return gradient;
   return Op("collapse_sum_like", {gradient, context.inputs[input]});
 }

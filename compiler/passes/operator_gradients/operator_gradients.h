@@ -70,6 +70,24 @@ ir::Expr SumToShapeOf(const ir::Expr& gradient, const ir::Type& gradient_type, c
 }  // namespace relay::passes
 
 namespace relay::passes::operator_gradients {
+// Short forms the families' rules share.
+inline ir::Expr Op(std::string_view name, std::vector<ir::Expr> args,
+                   const kernels::Attrs& attrs = {}) {
+  return CallOperator(name, std::move(args), attrs);
+}
+inline ir::Expr Project(const ir::Expr& tuple, int index) {
+  return ir::Make<ir::TupleGetItemNode>(tuple, index);
+}
+inline ir::Expr Scalar(double value, DType dtype) {
+  return ScalarConstant(value, dtype);
+}
+// The tensor type `type` is (an internal error if it is not: rules see
+// type-checked calls).
+const ir::TensorTypeNode& TensorTypeOf(const ir::Type& type);
+inline DType DTypeOfTensor(const ir::Type& type) {
+  return TensorTypeOf(type).dtype;
+}
+
 // Each family adds its rules; registry.cc calls them all, once.
 using RuleTable = std::vector<std::pair<std::string_view, GradientRule>>;
 void AddElementwiseGradients(RuleTable& table);

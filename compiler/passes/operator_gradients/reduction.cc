@@ -20,16 +20,6 @@ namespace {
 using ir::Expr;
 using kernels::AttrValue;
 
-Expr Op(std::string_view name, std::vector<Expr> args, const kernels::Attrs& attrs = {}) {
-  return CallOperator(name, std::move(args), attrs);
-}
-
-const ir::TensorTypeNode& TensorTypeOf(const ir::Type& type) {
-  const auto* tensor = ir::As<ir::TensorTypeNode>(type);
-  RELAY_CHECK(tensor, "a reduction's input or output is not a tensor");
-  return *tensor;
-}
-
 // Which axes of the input a reduction call reduces, by the rule of its type
 // relation: axis=None is every axis (exclude is then ignored); otherwise
 // the listed axes (negative ones counting from the end), or with exclude

@@ -99,3 +99,14 @@ ir::Expr SumToShapeOf(const ir::Expr& gradient, const ir::Type& gradient_type, c
 }
 
 }  // namespace relay::passes
+
+namespace relay::passes::operator_gradients {
+
+const ir::TensorTypeNode& TensorTypeOf(const ir::Type& type) {
+  const auto* tensor = ir::As<ir::TensorTypeNode>(type);
+  RELAY_CHECK(tensor != nullptr, "a gradient rule expects a tensor type, got " +
+                                     (type ? ir::TypeToString(type) : std::string("none")));
+  return *tensor;
+}
+
+}  // namespace relay::passes::operator_gradients

@@ -30,16 +30,6 @@ using ir::Expr;
 using kernels::Attrs;
 using kernels::AttrValue;
 
-Expr Op(std::string_view name, std::vector<Expr> args, const Attrs& attrs = {}) {
-  return CallOperator(name, std::move(args), attrs);
-}
-
-const ir::TensorTypeNode& TensorTypeOf(const ir::Type& type) {
-  const auto* tensor = ir::As<ir::TensorTypeNode>(type);
-  RELAY_CHECK(tensor, "expected a tensor type");
-  return *tensor;
-}
-
 int64_t RankOf(const ir::Type& type) {
   return static_cast<int64_t>(TensorTypeOf(type).shape.size());
 }
@@ -52,10 +42,6 @@ const AttrValue& Attr(const GradientContext& context, std::string_view name) {
 // the range).
 int64_t Normalized(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
-}
-
-Expr Project(const Expr& tuple, int index) {
-  return ir::Make<ir::TupleGetItemNode>(tuple, index);
 }
 
 // A scalar constant of integer `dtype`: an axis extent for take's wrapping.
