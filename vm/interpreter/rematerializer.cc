@@ -384,7 +384,7 @@ Storage* Rematerializer::ChooseVictim() {
   Storage* best = nullptr;
   double best_score = std::numeric_limits<double>::infinity();
   const size_t count = candidates_.size();
-  const size_t sampled = std::min(count, kSampledCandidates);
+  const size_t sampled = count <= kScannedCandidates ? count : kSampledCandidates;
   std::uniform_int_distribution<size_t> pick(0, count == 0 ? 0 : count - 1);
   for (size_t draw = 0; draw < sampled; ++draw) {
     Storage* storage = candidates_[sampled == count ? draw : pick(random_)];

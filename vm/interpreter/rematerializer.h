@@ -114,7 +114,9 @@ class Rematerializer final : public StorageObserver {
 
  private:
   static constexpr size_t kNotCandidate = ~size_t(0);
-  // How many candidates an eviction scores at most.
+  // An eviction scores every candidate while there are at most
+  // kScannedCandidates, else a random sample of kSampledCandidates.
+  static constexpr size_t kScannedCandidates = 256;
   static constexpr size_t kSampledCandidates = 32;
   // Beyond this many recomputations per recorded operator call (plus a
   // start), a run is deemed to thrash: it fails instead of running on.
