@@ -230,8 +230,8 @@ TEST(ProgramGradientTest, ErrorsNameWhatCannotBeDifferentiated) {
   EXPECT_EQ(missing.kind(), ErrorKind::kUsage);
   EXPECT_NE(missing.message().find("@loss"), std::string::npos) << missing.message();
 
-  Error function_parameter = GradientError(
-      "def @main(%f: fn (float32) -> float32, %x: float32) { %f(%x) }");
+  Error function_parameter =
+      GradientError("def @main(%f: fn (float32) -> float32, %x: float32) { %f(%x) }");
   EXPECT_EQ(function_parameter.kind(), ErrorKind::kType);
   EXPECT_NE(function_parameter.message().find("%f"), std::string::npos)
       << function_parameter.message();

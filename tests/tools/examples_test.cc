@@ -142,9 +142,8 @@ TEST(ExamplesTest, TrainingTheMlpMatchesPyTorch) {
       Example("train_mlp.relay") + " --params " + Example("train_mlp_init.npz") +
           " --input train_images=" + Example("digits_train_images.npy") +
           " --input train_labels=" + Example("digits_train_labels.npy") +
-          " --input test_images=" + Example("digits_test_images.npy") +
-          " --input test_labels=" + Example("digits_test_labels.npy") +
-          " --input batch=32 --input rate=0.1",
+          " --input test_images=" + Example("digits_test_images.npy") + " --input test_labels=" +
+          Example("digits_test_labels.npy") + " --input batch=32 --input rate=0.1",
       "train_mlp_losses.npy");
 }
 
