@@ -6,7 +6,7 @@
 
 Two training steps, each a forward pass, its gradient (derived by relay-vm)
 and an SGD update:
-  mlp32    a 32-layer perceptron (width 64, tanh, batch 512, squared error):
+  mlp32    a 32-layer perceptron (width 64, tanh, batch 1024, squared error):
            plain dataflow, so its gradient is dataflow too (the first-order
            path of docs/autodiff.md). Written by this script to
            build/bench-dtr/mlp32_step.relay, with its weights and data.
@@ -36,7 +36,7 @@ WORK = os.path.join(ROOT, "build", "bench-dtr")
 
 
 def write_mlp32():
-    layers, width, batch = 32, 64, 512
+    layers, width, batch = 32, 64, 1024
     params = "".join(f", %w{l}: Tensor[({width}, {width}), float32], %b{l}: Tensor[({width},), float32]"
                      for l in range(layers))
     args = "".join(f", %w{l}, %b{l}" for l in range(layers))

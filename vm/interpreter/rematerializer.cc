@@ -452,22 +452,53 @@ void Rematerializer::ForEachEvictedNeighbour(Entry& entry, Visit&& visit) {
 
 // cost / (bytes * staleness), the cost including the evicted classes that
 // recomputing this storage would also need (h_DTR-eq).
-double Rematerializer::Score(Entry& entry) {
-  double cost = double(entry.computation->cost.count()) + 1;  // a free kernel still costs a launch
-  // Each class once: the first few remembered (a storage has few evicted
-  // neighbours; past that, a class may count twice, which only overrates).
-  int counted[8];
+// The time recomputing `entry` would take if it were needed now (the
+// paper's e*): its own kernel's and those of its evicted ancestors, walked
+// through evicted inputs. The walk stops after kAncestryLimit of them; the
+// ancestors beyond are counted by their equivalence classes (the paper's
+// approximation of e*), which overrates them, but they are costly anyway.
+double Rematerializer::AncestryCost(const Entry& entry) {
+  double cost = double(entry.computation->cost.count()) + 1;
+  const Entry* visited[kAncestryLimit];
   size_t count = 0;
-  ForEachEvictedNeighbour(entry, [&](const Entry& neighbour) {
-    const int component = FindComponent(neighbour.component);
-    for (size_t index = 0; index < count; ++index) {
-      if (counted[index] == component) return;
+  std::vector<const Entry*>& pending = ancestry_pending_;
+  pending.clear();
+  pending.push_back(&entry);
+  while (!pending.empty()) {
+    const Entry* current = pending.back();
+    pending.pop_back();
+    for (const Ref<Tensor>& input : current->computation->inputs) {
+      const Storage* storage = input->storage().get();
+      if (storage->resident()) continue;
+      const Entry* parent = Find(storage);
+      if (parent == nullptr || !parent->computation) continue;
+      if (std::find(visited, visited + count, parent) != visited + count) continue;
+      if (count == kAncestryLimit) {
+        // Beyond the walk: the classes of the ancestors not expanded.
+        int counted[8];
+        size_t classes = 0;
+        for (const Entry* beyond : pending) {
+          if (beyond->component < 0) continue;
+          const int component = FindComponent(beyond->component);
+          if (std::find(counted, counted + classes, component) != counted + classes) continue;
+          if (classes < std::size(counted)) counted[classes++] = component;
+          cost += component_cost_[component];
+        }
+        return cost;
+      }
+      visited[count++] = parent;
+      cost += double(parent->computation->cost.count()) + 1;
+      pending.push_back(parent);
     }
-    if (count < std::size(counted)) counted[count++] = component;
-    cost += component_cost_[component];
-  });
+  }
+  return cost;
+}
+
+// cost / (bytes * staleness), the cost being that of recomputing the
+// storage with its evicted ancestors (h_DTR with e*, AncestryCost).
+double Rematerializer::Score(const Entry& entry) {
   const double staleness = double(clock_ - entry.last_use) + 1;
-  return cost / (double(entry.bytes) * staleness);
+  return AncestryCost(entry) / (double(entry.bytes) * staleness);
 }
 
 void Rematerializer::Evict(Storage& storage, Entry& entry) {

@@ -18,12 +18,15 @@
 //   h(t) = cost(t) / (bytes(t) * staleness(t))
 //
 // goes first, where staleness counts the accesses since t was last used and
-// cost(t), as in the paper's h_DTR-eq, adds to t's own compute time that of
-// the evicted storages t's recomputation would also need: the evicted
-// neighbours of t are kept in union-find classes with their total cost
-// (merged on eviction, never split; a restored storage's cost leaves its
-// class). A storage used again while evicted is recomputed first, its
-// evicted inputs recursively, each pinned while its consumer runs.
+// cost(t) is what recomputing t would take now: the measured times of its
+// kernel and of its evicted ancestors' (the paper's e*), walked through
+// evicted inputs up to 64 of them, and past that counted by the union-find
+// classes of evicted storages the paper approximates e* with (merged on
+// eviction, never split; a restored storage's cost leaves its class).
+// Storages the program no longer holds go before any other. Every
+// candidate is scored while there are at most 256, else a sample of 32.
+// A storage used again while evicted is recomputed first, its evicted
+// inputs recursively, each pinned while its consumer runs.
 //
 // Thread-safety: one VM run's, on the thread that runs it.
 #pragma once
@@ -153,8 +156,8 @@ class Rematerializer final : public StorageObserver {
     // Computations reading this storage: whose results need it to be
     // recomputed.
     std::vector<std::weak_ptr<Computation>> consumers;
-    int component = -1;                // evicted: its union-find class
-    uint64_t recomputed_in_scope = 0;  // the last scope that recomputed it
+    int component = -1;                      // evicted: its union-find class
+    uint64_t recomputed_in_scope = 0;        // the last scope that recomputed it
     size_t candidate_index = kNotCandidate;  // in candidates_, while one
     // The references records hold to tensors of this storage, and the
     // tensor they hold (OnlyRecordsHold); tensors_vary when they hold more
@@ -170,7 +173,11 @@ class Rematerializer final : public StorageObserver {
   // The storage to evict next, or null when none may be.
   Storage* ChooseVictim();
   bool OnlyRecordsHold(const Storage& storage, const Entry& entry);
-  double Score(Entry& entry);
+  double Score(const Entry& entry);
+  // At most this many evicted ancestors are walked to cost a storage.
+  static constexpr size_t kAncestryLimit = 64;
+  double AncestryCost(const Entry& entry);
+  std::vector<const Entry*> ancestry_pending_;  // AncestryCost's, reused
   void Evict(Storage& storage, Entry& entry);
   void Restored(Storage& storage, Entry& entry);
   // The candidates for eviction: resident, recorded storages (pinned or
@@ -200,7 +207,7 @@ class Rematerializer final : public StorageObserver {
   MemoryStats stats_;
   std::vector<Storage*> candidates_;
   bool destroying_ = false;
-  std::mt19937_64 random_{20211}; // fixed: the same run evicts alike
+  std::mt19937_64 random_{20211};  // fixed: the same run evicts alike
   uint64_t recorded_calls_ = 0;
   int scope_depth_ = 0;
   uint64_t scope_ = 0;  // counts outermost scopes
