@@ -159,15 +159,29 @@ Var NewVar(const std::string& name) {
 // out[n, k, y, x] = sum over (c, ry, rx) of
 //   data[n, group(k) * C/groups + c, y*sh + ry*dh - top, x*sw + rx*dw - left] * weight[k, c, ry,
 //   rx]
+// conv2d's layout and dtype attributes, read alike by conv2d and by its
+// weight gradient.
+struct ConvolutionLayouts {
+  std::array<size_t, 4> data_layout, kernel_layout, out_layout;
+  DType out_dtype, accumulator;
+};
+
+ConvolutionLayouts ReadConvolutionLayouts(const Attrs& attrs, DType data_dtype) {
+  ConvolutionLayouts layouts;
+  layouts.data_layout = LayoutPositions(StringAttr(attrs, "data_layout"), "NCHW");
+  layouts.kernel_layout = LayoutPositions(StringAttr(attrs, "kernel_layout"), "OIHW");
+  const std::string& out_text = StringAttr(attrs, "out_layout");
+  layouts.out_layout = out_text.empty() ? layouts.data_layout : LayoutPositions(out_text, "NCHW");
+  layouts.out_dtype = DTypeAttr(attrs, "out_dtype", data_dtype);
+  layouts.accumulator = DotAccumulator(layouts.out_dtype);
+  return layouts;
+}
+
 TensorExpr Conv2D(std::span<const TensorExpr> inputs, const Attrs& attrs) {
   const TensorExpr& data = inputs[0];
   const TensorExpr& weight = inputs[1];
-  const auto data_layout = LayoutPositions(StringAttr(attrs, "data_layout"), "NCHW");
-  const auto kernel_layout = LayoutPositions(StringAttr(attrs, "kernel_layout"), "OIHW");
-  const std::string& out_text = StringAttr(attrs, "out_layout");
-  const auto out_layout = out_text.empty() ? data_layout : LayoutPositions(out_text, "NCHW");
-  const DType out_dtype = DTypeAttr(attrs, "out_dtype", data.dtype);
-  const DType accumulator = DotAccumulator(out_dtype);
+  const auto [data_layout, kernel_layout, out_layout, out_dtype, accumulator] =
+      ReadConvolutionLayouts(attrs, data.dtype);
 
   const auto in = ExtentsIn(data, data_layout);
   const auto kernel = ExtentsIn(weight, kernel_layout);  // O, I, H, W
@@ -309,12 +323,8 @@ TensorExpr Conv2DTranspose(std::span<const TensorExpr> inputs, const Attrs& attr
 TensorExpr Conv2DBackwardWeight(std::span<const TensorExpr> inputs, const Attrs& attrs) {
   const TensorExpr& out_grad = inputs[0];
   const TensorExpr& data = inputs[1];
-  const auto data_layout = LayoutPositions(StringAttr(attrs, "data_layout"), "NCHW");
-  const auto kernel_layout = LayoutPositions(StringAttr(attrs, "kernel_layout"), "OIHW");
-  const std::string& out_text = StringAttr(attrs, "out_layout");
-  const auto out_layout = out_text.empty() ? data_layout : LayoutPositions(out_text, "NCHW");
-  const DType out_dtype = DTypeAttr(attrs, "out_dtype", data.dtype);
-  const DType accumulator = DotAccumulator(out_dtype);
+  const auto [data_layout, kernel_layout, out_layout, out_dtype, accumulator] =
+      ReadConvolutionLayouts(attrs, data.dtype);
 
   const auto in = ExtentsIn(data, data_layout);
   const auto grad = ExtentsIn(out_grad, out_layout);
