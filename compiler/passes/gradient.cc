@@ -964,8 +964,12 @@ class HigherOrderGradient {
         transformed.push_back(bound);
         primals.push_back(builder.Bind("value", Primal(builder, bound, arg->checked_type())));
       } else {
-        transformed.push_back(value);
-        primals.push_back(value);
+        // Bound too: the rule may use it twice, and the backward step
+        // reads it; its expression may have effects (a gradient's own
+        // steps pushed onto the backpropagator) that must run once, here.
+        Var bound = builder.Bind("arg", value);
+        transformed.push_back(bound);
+        primals.push_back(bound);
       }
     }
     Expr primal_call = Make<ir::CallNode>(call.callee, primals, call.attrs);
