@@ -114,7 +114,8 @@ ServeCommandOptions ParseOptions(std::span<const std::string_view> arguments) {
 int RunServeCommand(std::span<const std::string_view> arguments, std::ostream& out,
                     std::ostream& err) {
   ServeCommandOptions options = ParseOptions(arguments);
-  Executable executable = Executable::Load(options.path, {.params_path = options.params, .gradients = {}});
+  Executable executable =
+      Executable::Load(options.path, {.params_path = options.params, .gradients = {}});
 
   // SIGTERM and SIGINT are taken by one thread with sigwait, never by a
   // handler: every thread started from here on inherits the blocked mask.

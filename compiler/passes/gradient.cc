@@ -50,14 +50,14 @@ bool CarriesGradient(const Type& type) {
 // without `value`), else zeros_like(value).
 Expr ZerosLike(const Expr& value, const Type& type) {
   const auto* tensor = As<ir::TensorTypeNode>(type);
-  if (tensor == nullptr ||
-      std::any_of(tensor->shape.begin(), tensor->shape.end(),
-                  [](int64_t dim) { return dim == ir::kAnyDim; })) {
+  if (tensor == nullptr || std::any_of(tensor->shape.begin(), tensor->shape.end(),
+                                       [](int64_t dim) { return dim == ir::kAnyDim; })) {
     return CallOperator("zeros_like", {value});
   }
-  return CallOperator("zeros", {},
-                      {{"shape", kernels::AttrValue::IntList(tensor->shape)},
-                       {"dtype", kernels::AttrValue::String(std::string(DTypeName(tensor->dtype)))}});
+  return CallOperator(
+      "zeros", {},
+      {{"shape", kernels::AttrValue::IntList(tensor->shape)},
+       {"dtype", kernels::AttrValue::String(std::string(DTypeName(tensor->dtype)))}});
 }
 
 Expr Project(const Expr& tuple, int index) {
@@ -635,9 +635,8 @@ class HigherOrderGradient {
   // tensor paired with a fresh zero gradient.
   Expr Lift(LetBuilder& builder, const Expr& value, const Type& type) {
     if (IsFloatTensor(type)) {
-      return builder.Bind(
-          "lifted", Make<ir::TupleNode>(std::vector<Expr>{
-                        value, Make<ir::RefCreateNode>(ZerosLike(value, type))}));
+      return builder.Bind("lifted", Make<ir::TupleNode>(std::vector<Expr>{
+                                        value, Make<ir::RefCreateNode>(ZerosLike(value, type))}));
     }
     if (const auto* tuple = As<ir::TupleTypeNode>(type)) {
       std::vector<Expr> fields;
@@ -781,8 +780,8 @@ class HigherOrderGradient {
         return GlobalAsValue(scope, expr);
       case ir::NodeKind::kConstant: {
         if (!IsFloatTensor(expr->checked_type())) return expr;
-        return Make<ir::TupleNode>(
-            std::vector<Expr>{expr, Make<ir::RefCreateNode>(ZerosLike(expr, expr->checked_type()))});
+        return Make<ir::TupleNode>(std::vector<Expr>{
+            expr, Make<ir::RefCreateNode>(ZerosLike(expr, expr->checked_type()))});
       }
       case ir::NodeKind::kConstructor:
       case ir::NodeKind::kOp:

@@ -52,7 +52,7 @@ std::string GradientName(std::string_view entry);
 //   is not a tensor or a tuple of tensors.
 // `gradient_global`, when given, names the new global (the parser's node
 // for a requested @f_grad, which the program's calls refer to).
-ir::Module AddGradient(const ir::Module& program, const ir::Module* prelude,
-                       std::string_view entry, ir::GlobalVar gradient_global = nullptr);
+ir::Module AddGradient(const ir::Module& program, const ir::Module* prelude, std::string_view entry,
+                       ir::GlobalVar gradient_global = nullptr);
 
 }  // namespace relay::passes

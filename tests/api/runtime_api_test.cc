@@ -145,9 +145,10 @@ TEST(RuntimeApi, BindsParamsFromAnNpz) {
   vm.SetInput("x", Floats({2, 3}, x));
   ExpectFloats(vm.Invoke(), {2, 4}, DenseRelu(x));
   WriteNpz((folder / "wrong.npz").string(), {{"v", Weight()}});
-  EXPECT_EQ(
-      KindOf([&] { Executable::Load(kProgram, LoadOptions{(folder / "wrong.npz").string(), {}}); }),
-      ErrorKind::kUsage);
+  EXPECT_EQ(KindOf([&] {
+              Executable::Load(kProgram, LoadOptions{(folder / "wrong.npz").string(), {}});
+            }),
+            ErrorKind::kUsage);
   fs::remove_all(folder);
 }
 
