@@ -11,6 +11,7 @@
 #include "compiler/frontends/onnx/onnx_import.h"
 #include "compiler/passes/bind_params.h"
 #include "compiler/passes/gradient.h"
+#include "kernels/external/external_codegen.h"
 #include "relay/error.h"
 #include "vm/bytecode/executable_file.h"
 
@@ -33,14 +34,17 @@ namespace {
 // Compiles `path` with `params` bound; a program with errors leaves them
 // in `diagnostics` and gives nullopt.
 std::optional<Program> Compile(const std::string& path, const BoundParams& params,
-                               const std::vector<std::string>& gradients,
+                               const CompileOptions& options,
                                std::unique_ptr<Diagnostics>& diagnostics) {
+  // Read first: a misspelt codegen fails before the program is compiled.
+  const std::vector<std::shared_ptr<const kernels::external::ExternalCodegen>> codegens =
+      kernels::external::ParseCodegenList(options.byoc);
   ProgramSource source = ReadProgramSource(path);
   diagnostics = std::make_unique<Diagnostics>(path, source.text);
   ir::Module module = compiler::ParseAndCheck(*diagnostics);
   if (diagnostics->has_errors()) return std::nullopt;
   // Before the weights are bound: a gradient takes them as parameters.
-  for (const std::string& entry : gradients) {
+  for (const std::string& entry : options.gradients) {
     module = passes::AddGradient(module, &compiler::Prelude(), entry);
   }
   std::map<std::string, Ref<Tensor>> bound = std::move(source.weights);
@@ -63,7 +67,7 @@ std::optional<Program> Compile(const std::string& path, const BoundParams& param
                                 params.origin.empty() ? path + "'s weights" : params.origin);
   }
   auto executable = std::make_shared<const vm::Executable>(
-      codegen::CompileToBytecode(module, &compiler::Prelude()));
+      codegen::CompileToBytecode(module, &compiler::Prelude(), codegens));
   return Program{std::move(executable), std::move(source.input_aliases),
                  std::move(source.output_names)};
 }
@@ -71,19 +75,24 @@ std::optional<Program> Compile(const std::string& path, const BoundParams& param
 }  // namespace
 
 std::optional<Program> CompileProgram(const std::string& path, const BoundParams& params,
-                                      std::ostream& err) {
+                                      std::ostream& err, const CompileOptions& options) {
   std::unique_ptr<Diagnostics> diagnostics;
-  std::optional<Program> program = Compile(path, params, {}, diagnostics);
+  std::optional<Program> program = Compile(path, params, options, diagnostics);
   if (!program) err << diagnostics->FormatAll();
   return program;
 }
 
 Program BuildProgram(const std::string& path, const BoundParams& params,
-                     const std::vector<std::string>& gradients) {
+                     const CompileOptions& options) {
   if (path.size() > 4 && path.ends_with(".rbc")) {
     if (!params.values.empty())
       throw Error(ErrorKind::kUsage, path + ": a saved executable takes no params");
-    if (!gradients.empty()) {
+    if (!options.byoc.empty()) {
+      throw Error(ErrorKind::kUsage, path + ": external codegens partition Relay programs, " +
+                                         "before compiling; a saved executable keeps the " +
+                                         "partition it was compiled with");
+    }
+    if (!options.gradients.empty()) {
       throw Error(ErrorKind::kUsage, path + ": gradients are added to Relay programs, before " +
                                          "compiling; a saved executable has the ones it was " +
                                          "compiled with");
@@ -91,7 +100,7 @@ Program BuildProgram(const std::string& path, const BoundParams& params,
     return Program{std::make_shared<const vm::Executable>(vm::ReadExecutableFile(path)), {}, {}};
   }
   std::unique_ptr<Diagnostics> diagnostics;
-  std::optional<Program> program = Compile(path, params, gradients, diagnostics);
+  std::optional<Program> program = Compile(path, params, options, diagnostics);
   if (!program) {
     const Error& first = diagnostics->errors().front();
     throw Error(first.kind(), diagnostics->FormatAll());
@@ -99,11 +108,10 @@ Program BuildProgram(const std::string& path, const BoundParams& params,
   return std::move(*program);
 }
 
-std::optional<Program> LoadProgram(const std::string& path, std::ostream& err) {
-  if (path.size() > 4 && path.ends_with(".rbc")) {
-    return Program{std::make_shared<const vm::Executable>(vm::ReadExecutableFile(path)), {}, {}};
-  }
-  return CompileProgram(path, BoundParams{}, err);
+std::optional<Program> LoadProgram(const std::string& path, std::ostream& err,
+                                   const CompileOptions& options) {
+  if (path.size() > 4 && path.ends_with(".rbc")) return BuildProgram(path, {}, options);
+  return CompileProgram(path, BoundParams{}, err, options);
 }
 
 bool FitsParameter(const vm::ParamInfo& param, const Tensor& tensor) {

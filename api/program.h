@@ -34,11 +34,24 @@ struct ProgramSource {
 };
 ProgramSource ReadProgramSource(const std::string& path);
 
+// How a .relay or .onnx program is compiled besides its params.
+struct CompileOptions {
+  // Each NAME gets its reverse-mode gradient @NAME_grad
+  // (compiler/passes/gradient.h) before the params are bound.
+  std::vector<std::string> gradients;
+  // External codegens to partition the program for, in priority order
+  // (`--byoc dnnl,cblas`: kernels/external/external_codegen.h
+  // ParseCodegenList); empty: relay-vm's own kernels run everything.
+  std::string byoc;
+};
+
 // Reads, checks and compiles `path`, or, for a path ending in .rbc, loads
 // and verifies the executable it holds. Diagnostics go to `err` and give
 // nullopt; other failures throw relay::Error (a file that cannot be read or
-// a malformed executable is kLoad, naming the file).
-std::optional<Program> LoadProgram(const std::string& path, std::ostream& err);
+// a malformed executable is kLoad, naming the file; `options` for an .rbc
+// are kUsage, as BuildProgram says).
+std::optional<Program> LoadProgram(const std::string& path, std::ostream& err,
+                                   const CompileOptions& options = {});
 
 // Weights to bake into a compiled program: @main's parameters of these
 // names become constants (compiler/passes/bind_params.h); `origin` names
@@ -50,16 +63,15 @@ struct BoundParams {
 // As LoadProgram for a .relay or .onnx file, with `params` bound first (an
 // ONNX model's weights are bound in any case).
 std::optional<Program> CompileProgram(const std::string& path, const BoundParams& params,
-                                      std::ostream& err);
+                                      std::ostream& err, const CompileOptions& options = {});
 
 // As CompileProgram (or LoadProgram for an .rbc, which takes no params),
 // for callers without a diagnostics stream: a program that does not compile
 // throws the first diagnostic's kind, with every diagnostic formatted (source
-// line and caret) in the message. Each name in `gradients` gets its
-// reverse-mode gradient @NAME_grad (compiler/passes/gradient.h) before the
-// params are bound.
+// line and caret) in the message. Options other than the defaults are
+// kUsage for an .rbc, which has what it was compiled with.
 Program BuildProgram(const std::string& path, const BoundParams& params,
-                     const std::vector<std::string>& gradients = {});
+                     const CompileOptions& options = {});
 
 // Whether `tensor` may be given for `param`: a tensor parameter of its dtype
 // and rank whose fixed extents it has (any extent for a `?`).

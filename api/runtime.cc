@@ -118,8 +118,8 @@ Executable Executable::Load(const std::string& path, const LoadOptions& options)
       params.values[array.name] = std::move(array.tensor);
     params.origin = options.params_path;
   }
-  return Executable(
-      std::make_shared<const Impl>(api::BuildProgram(path, params, options.gradients)));
+  return Executable(std::make_shared<const Impl>(
+      api::BuildProgram(path, params, {.gradients = options.gradients, .byoc = options.byoc})));
 }
 
 std::vector<FunctionInfo> Executable::functions() const {

@@ -26,7 +26,7 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/relay-vm-config-version.cma
                                  COMPATIBILITY SameMinorVersion)
 # What librelay_vm.a needs besides: the runtime's system libraries (LLVM is
 # inside it), and in a sanitized build the sanitizer's runtime.
-set(RELAY_STATIC_SYSTEM_LIBRARIES mimalloc onnx onnx_proto protobuf zstd z rt dl m pthread stdc++)
+set(RELAY_STATIC_SYSTEM_LIBRARIES mimalloc onnx onnx_proto protobuf dnnl zstd z rt dl m pthread stdc++)
 list(TRANSFORM RELAY_STATIC_SYSTEM_LIBRARIES PREPEND -l OUTPUT_VARIABLE RELAY_STATIC_SYSTEM_FLAGS)
 string(JOIN " " RELAY_STATIC_SYSTEM_FLAGS ${RELAY_STATIC_SYSTEM_FLAGS})
 set(RELAY_STATIC_LINK_OPTIONS "")

@@ -24,9 +24,11 @@ struct Subcommand {
 constexpr Subcommand kSubcommands[] = {
     {"compile",
      "compile IN.relay|IN.onnx -o OUT.rbc [--params P.npz] [--strip-debug]\n"
-     "               [--device cpu|opencl[:N]|cuda[:N]]\n\n"
+     "               [--device cpu|opencl[:N]|cuda[:N]] [--byoc dnnl,cblas,xrt:MANIFEST]\n\n"
      "--device records the device 'relay-vm run OUT.rbc' puts the tensor work on\n"
-     "unless given another; it need not be present when compiling.",
+     "unless given another; it need not be present when compiling. --byoc partitions\n"
+     "the program for external codegens, as 'run --byoc' does; the executable keeps\n"
+     "the partitioned functions' graphs and the codegens' state (docs/byoc.md).",
      "compile Relay source (or an ONNX model) to a verified bytecode executable", RunCompileCommand,
      ""},
     {"import",
@@ -47,7 +49,7 @@ constexpr Subcommand kSubcommands[] = {
      "           [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N [--warmup SECONDS]]\n"
      "           [--random-inputs] [--profile] [--trace FILE.json]\n"
      "           [--device cpu|opencl[:N]|cuda[:N]] [--xclbin FILE.xclbin]\n"
-     "           [--memory-budget SIZE] [--stats]\n\n"
+     "           [--byoc dnnl,cblas,xrt:MANIFEST] [--memory-budget SIZE] [--stats]\n\n"
      "--output writes a tensor result to a .npy file, a tuple of tensors to a .npz file\n"
      "(out0, out1, ...; nested tuples depth-first: (r, (a, b)) gives out0 to out2).\n"
      "--device runs the program's tensor work on that device (see 'relay-vm devices'):\n"
@@ -57,6 +59,13 @@ constexpr Subcommand kSubcommands[] = {
      "global_symbol=\"NAME\" then runs kernel NAME there (its buffer arguments: the\n"
      "function's tensors, then its result; its integer arguments: the result's\n"
      "dimensions), and its body is what the reference evaluator runs.\n"
+     "--byoc (Bring Your Own Codegen) hands the operators that external codegens run\n"
+     "to them, the first named first: dnnl (oneDNN: convolutions with their bias,\n"
+     "activation and residual add, dense, matmul, batch_matmul, pooling, softmax,\n"
+     "layer_norm), cblas (OpenBLAS: dense, matmul, batch_matmul) and xrt:MANIFEST (an\n"
+     "FPGA's kernels that the JSON manifest describes; load them with --xclbin).\n"
+     "Anything they do not run stays on relay-vm's own kernels. 'fmt --optimized\n"
+     "--byoc' shows the partition; 'compile --byoc' keeps it. See docs/byoc.md.\n"
      "--memory-budget (bytes, or 64K, 64M, 2G) keeps the bytes of the tensors the run\n"
      "holds at once under SIZE by evicting operator results and recomputing them when\n"
      "they are used again (Dynamic Tensor Rematerialization; CPU runs; docs/dtr.md);\n"
@@ -87,7 +96,7 @@ constexpr Subcommand kSubcommands[] = {
      "command's output only is printed, so sessions can be scripted.",
      "step through a program in Relay's terms (functions, lines, variables)", RunDebugCommand, ""},
     {"serve",
-     "serve MODEL.relay|MODEL.onnx|MODEL.rbc [--params P.npz] [--name NAME]\n"
+     "serve MODEL.relay|MODEL.onnx|MODEL.rbc [--params P.npz] [--byoc LIST] [--name NAME]\n"
      "             [--host 127.0.0.1] [--port 8000] [--workers N]\n"
      "             [--max-batch ROWS [--batch-timeout-us 500]] [--max-body-bytes 67108864]\n"
      "             [--connections 128]\n\n"
@@ -103,11 +112,12 @@ constexpr Subcommand kSubcommands[] = {
      "--batch-timeout-us microseconds for a batch to fill; off by default. Bad\n"
      "requests get a 4xx answer and a runtime error in the model a 500, each with\n"
      "a JSON body {\"error\": \"...\"}. SIGTERM or SIGINT stops accepting, answers\n"
-     "the requests received and exits 0. See docs/serving.md.",
+     "the requests received and exits 0. --byoc hands what external codegens run to\n"
+     "them, as 'run --byoc' does. See docs/serving.md.",
      "serve a model over HTTP (KServe v2 / Triton inference protocol)", RunServeCommand, ""},
     {"check", "check FILE.relay|FILE.onnx",
      "type-check a Relay program and print each global's type", RunCheckCommand, ""},
-    {"fmt", "fmt [--optimized] FILE.relay|FILE.onnx",
+    {"fmt", "fmt [--optimized [--byoc LIST]] FILE.relay|FILE.onnx",
      "print a Relay program in canonical text form (--optimized: after the IR passes)",
      RunFmtCommand, ""},
     {"grad",

@@ -1,5 +1,5 @@
 // relay-vm compile IN.relay -o OUT.rbc [--params P.npz] [--strip-debug]
-//   [--device cpu|opencl[:N]|cuda[:N]]:
+//   [--device cpu|opencl[:N]|cuda[:N]] [--byoc dnnl,cblas,xrt:MANIFEST]:
 // type-checks and compiles a program and saves its verified bytecode as an
 // executable file (vm/bytecode/executable_file.h), which `relay-vm run` and
 // `disasm` read. --params bakes the arrays of P.npz into the executable as
@@ -9,7 +9,9 @@
 // runs the same. --device records the device `relay-vm run` puts the tensor
 // work on when its own --device is not given (kernels are compiled for a
 // device when a run first needs them, so that device need not be present
-// here).
+// here). --byoc partitions the program for external codegens (docs/byoc.md);
+// the executable keeps each partitioned function's graph and its codegen's
+// state, so running it partitions nothing again.
 #include <optional>
 #include <ostream>
 #include <string>
@@ -39,6 +41,7 @@ int RunCompileCommand(std::span<const std::string_view> arguments, std::ostream&
   std::string params;
   bool strip_debug = false;
   std::optional<DeviceId> device;
+  std::string byoc;
   for (size_t index = 0; index < arguments.size(); ++index) {
     std::string_view argument = arguments[index];
     if (argument == "-o" || argument == "--output") {
@@ -47,6 +50,9 @@ int RunCompileCommand(std::span<const std::string_view> arguments, std::ostream&
     } else if (argument == "--params") {
       if (index + 1 >= arguments.size()) UsageError("--params needs a .npz file");
       params = std::string(arguments[++index]);
+    } else if (argument == "--byoc") {
+      if (index + 1 >= arguments.size()) UsageError("--byoc needs a list of codegens");
+      byoc = std::string(arguments[++index]);
     } else if (argument == "--strip-debug") {
       strip_debug = true;
     } else if (argument == "--device") {
@@ -80,7 +86,8 @@ int RunCompileCommand(std::span<const std::string_view> arguments, std::ostream&
       bound.values[array.name] = std::move(array.tensor);
     bound.origin = params;
   }
-  std::optional<api::Program> program = api::CompileProgram(input, bound, err);
+  std::optional<api::Program> program =
+      api::CompileProgram(input, bound, err, {.gradients = {}, .byoc = byoc});
   if (!program) return kExitFailure;
   const vm::Executable* saved = program->executable.get();
   vm::Executable changed;

@@ -26,9 +26,11 @@ packages=(
   libonnx-testdata
   # the ONNX importer: onnx.proto's classes, the checker, shape inference
   libonnx-dev libprotobuf-dev
+  # external codegens (--byoc, docs/byoc.md): oneDNN; OpenBLAS is below
+  libdnnl-dev
   # fixture generation and peer benchmarks (NumPy's matmul runs on OpenBLAS
   # once libopenblas-dev is installed; without it Debian's NumPy uses the slow
-  # reference BLAS)
+  # reference BLAS); OpenBLAS is also the cblas codegen's library
   python3 python3-numpy libopenblas-dev
   "$@"
 )

@@ -1,7 +1,7 @@
 // relay-vm run IN.relay|IN.onnx|IN.rbc [--entry NAME] [--input NAME=FILE.npy | NAME=SCALAR]...
 //   [--params P.npz] [--output OUT.npy|OUT.npz] [--repeat N [--warmup SECONDS]]
 //   [--random-inputs] [--profile] [--trace FILE.json] [--device cpu|opencl[:N]|cuda[:N]]
-//   [--xclbin FILE.xclbin] [--memory-budget SIZE] [--stats]
+//   [--xclbin FILE.xclbin] [--byoc dnnl,cblas,xrt:MANIFEST] [--memory-budget SIZE] [--stats]
 //
 // Compiles the program, binds the entry function's parameters (by name,
 // without '%') to the given arrays, runs it on the VM and prints the result
@@ -14,6 +14,8 @@
 // it, and timed runs include that. Without it, an executable compiled with
 // --device runs on that device. --xclbin loads an FPGA's kernels onto xrt:0
 // before the run, for the program's Compiler="xrt" functions to call.
+// --byoc hands what the named external codegens run to them, in priority
+// order (docs/byoc.md).
 // --memory-budget runs under a memory budget, evicting and recomputing
 // tensors (VirtualMachine::set_memory_budget, docs/dtr.md); --stats prints
 // the run's peak memory, evictions and recomputations to standard error.
@@ -55,6 +57,7 @@ struct RunOptions {
   std::string trace;
   std::optional<DeviceId> device;
   std::string xclbin;
+  std::string byoc;
   std::optional<size_t> memory_budget;
   bool stats = false;
 };
@@ -128,6 +131,8 @@ RunOptions ParseOptions(std::span<const std::string_view> arguments) {
       options.memory_budget = ParseByteSize(value());
     } else if (argument == "--stats") {
       options.stats = true;
+    } else if (argument == "--byoc") {
+      options.byoc = value();
     } else if (argument == "--xclbin") {
       if (!options.xclbin.empty())
         UsageError("--xclbin is given once: an XRT card holds one .xclbin at a time");
@@ -201,7 +206,8 @@ void WriteOutput(const std::string& path, const Value& result,
 int RunRunCommand(std::span<const std::string_view> arguments, std::ostream& out,
                   std::ostream& err) {
   RunOptions options = ParseOptions(arguments);
-  std::optional<api::Program> program = api::LoadProgram(options.path, err);
+  std::optional<api::Program> program =
+      api::LoadProgram(options.path, err, {.gradients = {}, .byoc = options.byoc});
   if (!program) return kExitFailure;
   const int32_t entry = program->executable->FindFunction(options.inputs.entry);
   if (entry < 0 || program->executable->functions[entry].captured_count != 0) {

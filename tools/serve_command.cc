@@ -1,4 +1,4 @@
-// relay-vm serve MODEL [--params P.npz] [--name NAME] [--host HOST] [--port PORT]
+// relay-vm serve MODEL [--params P.npz] [--byoc LIST] [--name NAME] [--host HOST] [--port PORT]
 //   [--workers N] [--max-batch ROWS [--batch-timeout-us T]] [--max-body-bytes B]
 //   [--connections N]
 //
@@ -28,6 +28,7 @@ namespace {
 struct ServeCommandOptions {
   std::string path;
   std::string params;
+  std::string byoc;  // external codegens (docs/byoc.md)
   std::string name;
   serve::ServerOptions server;
 };
@@ -66,6 +67,8 @@ ServeCommandOptions ParseOptions(std::span<const std::string_view> arguments) {
     };
     if (argument == "--params") {
       options.params = value();
+    } else if (argument == "--byoc") {
+      options.byoc = value();
     } else if (argument == "--name") {
       options.name = value();
       if (!IsModelName(options.name))
@@ -114,8 +117,8 @@ ServeCommandOptions ParseOptions(std::span<const std::string_view> arguments) {
 int RunServeCommand(std::span<const std::string_view> arguments, std::ostream& out,
                     std::ostream& err) {
   ServeCommandOptions options = ParseOptions(arguments);
-  Executable executable =
-      Executable::Load(options.path, {.params_path = options.params, .gradients = {}});
+  Executable executable = Executable::Load(
+      options.path, {.params_path = options.params, .gradients = {}, .byoc = options.byoc});
 
   // SIGTERM and SIGINT are taken by one thread with sigwait, never by a
   // handler: every thread started from here on inherits the blocked mask.

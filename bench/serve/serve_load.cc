@@ -178,8 +178,8 @@ int RunHttp(const Options& options) {
 }
 
 int RunDirect(const Options& options) {
-  relay::Executable executable =
-      relay::Executable::Load(options.program, {.params_path = options.params, .gradients = {}});
+  relay::Executable executable = relay::Executable::Load(
+      options.program, {.params_path = options.params, .gradients = {}, .byoc = {}});
   relay::serve::ModelSignature signature = relay::serve::DescribeModel(executable, options.model);
   relay::serve::InferenceRequest request = relay::serve::ParseInferenceRequest(
       ReadFile(options.body_path), signature, options.json_length);
@@ -206,8 +206,8 @@ int RunDirect(const Options& options) {
 // The protocol's share of a request: parsing the body into tensors and
 // encoding the model's answer to it.
 int RunProtocol(const Options& options) {
-  relay::Executable executable =
-      relay::Executable::Load(options.program, {.params_path = options.params, .gradients = {}});
+  relay::Executable executable = relay::Executable::Load(
+      options.program, {.params_path = options.params, .gradients = {}, .byoc = {}});
   relay::serve::ModelSignature signature = relay::serve::DescribeModel(executable, options.model);
   const std::string body = ReadFile(options.body_path);
   relay::serve::InferenceRequest request =

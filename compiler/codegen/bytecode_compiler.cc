@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "compiler/codegen/external_graph_builder.h"
 #include "compiler/codegen/jump_threading.h"
 #include "compiler/codegen/liveness.h"
 #include "compiler/codegen/memory_plan.h"
@@ -17,6 +18,7 @@
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/pipeline.h"
 #include "compiler/passes/tail_calls.h"
+#include "kernels/external/external_codegen.h"
 #include "kernels/operator.h"
 #include "kernels/operators/device_annotations.h"
 #include "relay/error.h"
@@ -246,8 +248,18 @@ class FunctionCompiler {
 
 class ModuleCompiler {
  public:
-  ModuleCompiler(const Module& module, const Module* prelude)
-      : module_(module), prelude_(prelude) {}
+  ModuleCompiler(const Module& module, const Module* prelude, passes::ExternalCodegens codegens)
+      : module_(module), prelude_(prelude), codegens_(codegens) {}
+
+  // The codegen that compiles functions marked Compiler=`name`: the one the
+  // program was partitioned for (an XRT manifest's, which knows its
+  // kernels), else this build's of that name; null when there is none.
+  const kernels::external::ExternalCodegen* Codegen(std::string_view name) const {
+    for (const auto& codegen : codegens_) {
+      if (codegen->name() == name) return codegen.get();
+    }
+    return kernels::external::FindCodegen(name);
+  }
 
   vm::Executable Run() {
     // Constructors: the prelude's types, then the program's.
@@ -367,6 +379,7 @@ class ModuleCompiler {
 
   const Module& module_;
   const Module* prelude_;
+  passes::ExternalCodegens codegens_;
   vm::Executable executable_;
   std::vector<PendingFunction> pending_;  // by function index
   std::unordered_map<const Module*, std::unordered_map<std::string, int32_t>> globals_;
@@ -411,17 +424,21 @@ void FunctionCompiler::Compile() {
   KillDeadRegisters(out_, worth_killing_);
 }
 
-// An external function (Compiler="xrt", global_symbol="vadd") is one call
-// of its device's kernel on its parameters; its body is not compiled.
+// An external function (Compiler="dnnl", global_symbol="dnnl_0") is one
+// call of what its codegen compiled from its body.
 void FunctionCompiler::CompileExternalFunction(const FunctionNode& function) {
   auto reject = [&](const std::string& problem) {
     throw Error(ErrorKind::kCompile, out_.name + ": " + problem, function.span().In(out_.source));
   };
   vm::KernelCall::External external;
   external.compiler = passes::ExternalCompiler(function);
-  if (external.compiler != "xrt") {
+  const kernels::external::ExternalCodegen* codegen = module_.Codegen(external.compiler);
+  if (codegen == nullptr) {
+    std::string names;
+    for (const std::string& name : kernels::external::CodegenNames())
+      names += (names.empty() ? "\"" : ", \"") + name.substr(0, name.find(':')) + "\"";
     reject("Compiler=\"" + external.compiler +
-           "\" names no external compiler this build has (it has \"xrt\")");
+           "\" names no external codegen this build has (it has " + names + ")");
   }
   for (const auto& [attribute, value] : function.attrs) {
     if (attribute == passes::kGlobalSymbolAttr && value.kind() == kernels::AttrValue::Kind::kString)
@@ -431,18 +448,10 @@ void FunctionCompiler::CompileExternalFunction(const FunctionNode& function) {
     reject("an external function names its kernel with global_symbol=\"NAME\"");
   if (pending_.captured >= 0 || !function.type_params.empty())
     reject("an external function is a global function of concrete types");
-  for (const Var& param : function.params) {
-    if (As<TensorTypeNode>(param->checked_type()) == nullptr)
-      reject("an external kernel takes tensors, and %" + param->name_hint + " is not one");
-  }
-  const auto* signature = As<FuncTypeNode>(function.checked_type());
-  const auto* result = signature != nullptr ? As<TensorTypeNode>(signature->ret) : nullptr;
-  if (result == nullptr || std::any_of(result->shape.begin(), result->shape.end(),
-                                       [](int64_t dim) { return dim < 0; })) {
-    reject("an external kernel returns one tensor of static shape");
-  }
-  external.dtype = result->dtype;
-  external.shape = result->shape;
+  external.graph = BuildExternalGraph(function, out_.name, out_.source);
+  kernels::external::ValidateGraph(external.graph, ErrorKind::kCompile, out_.name);
+  external.state = codegen->Compile(external.graph, external.symbol);
+  external.function = codegen->Load(external.graph, external.state, external.symbol);
   vm::KernelCall kernel;
   kernel.op = external.compiler + ":" + external.symbol;
   kernel.external = std::move(external);
@@ -957,9 +966,12 @@ int32_t FunctionCompiler::CompileMatchByClauses(const MatchNode& match, int32_t 
 
 }  // namespace
 
-vm::Executable CompileToBytecode(const ir::Module& module, const ir::Module* prelude) {
-  passes::OptimizedProgram optimized = passes::OptimizeForVm(module, prelude);
-  return ModuleCompiler(optimized.program, optimized.prelude ? &*optimized.prelude : nullptr).Run();
+vm::Executable CompileToBytecode(const ir::Module& module, const ir::Module* prelude,
+                                 passes::ExternalCodegens codegens) {
+  passes::OptimizedProgram optimized = passes::OptimizeForVm(module, prelude, codegens);
+  return ModuleCompiler(optimized.program, optimized.prelude ? &*optimized.prelude : nullptr,
+                        codegens)
+      .Run();
 }
 
 }  // namespace relay::codegen

@@ -19,6 +19,7 @@
 #pragma once
 
 #include "compiler/ir/module.h"
+#include "compiler/passes/pipeline.h"
 #include "vm/bytecode/bytecode.h"
 
 namespace relay::codegen {
@@ -26,7 +27,10 @@ namespace relay::codegen {
 // Compiles `module` (type-checked, e.g. by compiler::ParseAndCheck) with
 // `prelude` (the module its names fall back to; may be null). Throws
 // Error(kCompile) for what the VM cannot run yet (an operator used as a
-// value). The result has passed vm::Verify.
-vm::Executable CompileToBytecode(const ir::Module& module, const ir::Module* prelude);
+// value). With `codegens` (BYOC), what they run is partitioned off to them
+// (pipeline.h), and each function marked Compiler="NAME" is compiled by its
+// codegen. The result has passed vm::Verify.
+vm::Executable CompileToBytecode(const ir::Module& module, const ir::Module* prelude,
+                                 passes::ExternalCodegens codegens = {});
 
 }  // namespace relay::codegen

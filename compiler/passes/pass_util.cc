@@ -1,6 +1,10 @@
 #include "compiler/passes/pass_util.h"
 
 #include "compiler/ir/expr_functor.h"
+#include "compiler/ir/type.h"
+#include "compiler/typing/type_inference.h"
+#include "kernels/operator.h"
+#include "relay/error.h"
 
 namespace relay::passes {
 
@@ -30,6 +34,35 @@ Expr TypedLet(const Var& var, const Expr& value, const Expr& body) {
   Expr let = Make<LetNode>(var, value, body, value->span());
   let->set_checked_type(body->checked_type());
   return let;
+}
+
+Expr OperatorCall(std::string_view op, std::vector<Expr> args, const kernels::Attrs& attrs,
+                  const Span& span) {
+  const kernels::OperatorDefinition* definition = kernels::FindOperator(op);
+  RELAY_CHECK(definition != nullptr, "no operator " + std::string(op));
+  kernels::Attrs normalized;
+  const std::optional<std::string> problem =
+      kernels::NormalizeAttrs(definition->attributes, attrs, normalized);
+  RELAY_CHECK(!problem, std::string(op) + " refused a pass's attributes: " + problem.value_or(""));
+  std::vector<kernels::ValueType> types;
+  for (const Expr& arg : args) {
+    std::optional<kernels::ValueType> type = typing::ToValueType(arg->checked_type());
+    RELAY_CHECK(type && !type->is_tuple, std::string(op) + " built on an operand of unknown type");
+    types.push_back(std::move(*type));
+  }
+  std::vector<kernels::RelationInput> inputs;
+  for (const kernels::ValueType& type : types) inputs.push_back({&type, nullptr});
+  kernels::ValueType result;
+  try {
+    result = definition->relation(inputs, normalized);
+  } catch (const kernels::OperatorTypeError& error) {
+    RELAY_CHECK(false, std::string(op) + " refused a pass's operands: " + error.message);
+  }
+  RELAY_CHECK(!result.is_tuple, std::string(op) + " built by a pass returns a tuple");
+  Expr call = Make<CallNode>(Make<OpNode>(definition, span), std::move(args), std::move(normalized),
+                             std::vector<Type>{}, span);
+  call->set_checked_type(Make<TensorTypeNode>(result.shape, result.dtype));
+  return call;
 }
 
 Expr WrapInLets(const Bindings& bindings, Expr body) {

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -49,6 +50,12 @@ ir::Expr TypedLet(const ir::Var& var, const ir::Expr& value, const ir::Expr& bod
 // `expr` with the variables of `replacements` replaced (types kept).
 ir::Expr Substitute(const ir::Expr& expr,
                     const std::unordered_map<const ir::VarNode*, ir::Expr>& replacements);
+
+// A call of operator `op` on `args` (typed) with `attrs` (normalised here),
+// typed by the operator's type relation, located at `span`. For calls a
+// pass builds from operands it has checked: a refusal is an internal error.
+ir::Expr OperatorCall(std::string_view op, std::vector<ir::Expr> args, const kernels::Attrs& attrs,
+                      const ir::Span& span);
 
 // Let bindings, in evaluation order, around a body.
 using Bindings = std::vector<std::pair<ir::Var, ir::Expr>>;

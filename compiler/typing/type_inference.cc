@@ -44,22 +44,6 @@ std::string WrapOperatorHint(const kernels::OperatorDefinition& definition) {
   return "fn (" + params + ") { " + definition.name + "(" + params + ") }";
 }
 
-std::optional<kernels::ValueType> ToValueType(const Type& type) {
-  if (const auto* tensor = As<TensorTypeNode>(type)) {
-    return kernels::ValueType::Tensor(tensor->shape, tensor->dtype);
-  }
-  if (const auto* tuple = As<TupleTypeNode>(type)) {
-    std::vector<kernels::ValueType> fields;
-    for (const Type& field : tuple->fields) {
-      std::optional<kernels::ValueType> converted = ToValueType(field);
-      if (!converted) return std::nullopt;
-      fields.push_back(std::move(*converted));
-    }
-    return kernels::ValueType::Tuple(std::move(fields));
-  }
-  return std::nullopt;
-}
-
 Type FromValueType(const kernels::ValueType& value) {
   if (!value.is_tuple) return TensorType(value.shape, value.dtype);
   std::vector<Type> fields;
@@ -752,6 +736,23 @@ Type GlobalFunctionType(const Function& function) {
   }
   return FuncType(std::move(params), function->ret_type ? function->ret_type : IncompleteType(),
                   function->type_params);
+}
+
+std::optional<kernels::ValueType> ToValueType(const ir::Type& type) {
+  using namespace relay::ir;
+  if (const auto* tensor = As<TensorTypeNode>(type)) {
+    return kernels::ValueType::Tensor(tensor->shape, tensor->dtype);
+  }
+  if (const auto* tuple = As<TupleTypeNode>(type)) {
+    std::vector<kernels::ValueType> fields;
+    for (const Type& field : tuple->fields) {
+      std::optional<kernels::ValueType> converted = ToValueType(field);
+      if (!converted) return std::nullopt;
+      fields.push_back(std::move(*converted));
+    }
+    return kernels::ValueType::Tuple(std::move(fields));
+  }
+  return std::nullopt;
 }
 
 }  // namespace relay::typing

@@ -8,8 +8,11 @@
 // independent errors in different functions are all reported.
 #pragma once
 
+#include <optional>
+
 #include "compiler/diagnostics.h"
 #include "compiler/ir/module.h"
+#include "kernels/operator.h"
 
 namespace relay::typing {
 
@@ -21,5 +24,9 @@ bool InferTypes(const ir::Module& module, Diagnostics& diagnostics,
 
 // The type of a global function after InferTypes: fn [T...](params) -> ret.
 ir::Type GlobalFunctionType(const ir::Function& function);
+
+// A tensor type or a tuple of them in the operator table's neutral terms
+// (what type relations see), or nullopt for any other type.
+std::optional<kernels::ValueType> ToValueType(const ir::Type& type);
 
 }  // namespace relay::typing

@@ -63,6 +63,11 @@ struct LoadOptions {
   // floating-point tensor parameter (relay-vm grad --help says more). The
   // program itself may also call @NAME_grad for its own @NAME.
   std::vector<std::string> gradients;
+  // External codegens (BYOC) to hand what they run to, in priority order:
+  // "dnnl", "cblas", "xrt:MANIFEST", comma-separated, as `relay-vm run
+  // --byoc` takes (docs/byoc.md). Empty: relay-vm's own kernels run
+  // everything. A .relay or .onnx program only.
+  std::string byoc;
 };
 
 class Executable {

@@ -107,4 +107,11 @@ class Tensor final : public Object {
   std::shared_ptr<DerivedValues> derived_;
 };
 
+// `tensor` on `device`: itself when it is there already (for the host:
+// when its bytes are host memory), else a copy (CopyTensor). An immutable
+// tensor's copy is immutable and kept with it (Tensor::Derived), so that a
+// weight crosses to a device once, and a reshaped view of it shares the
+// copy. Errors as CopyTensor's.
+Ref<Tensor> TensorOn(const Ref<Tensor>& tensor, Device& device);
+
 }  // namespace relay

@@ -116,6 +116,27 @@ TEST(RuntimeApi, RunsMainOnNamedInputsOfAnyBatch) {
   }
 }
 
+// @main's dense layer goes to each external codegen: the same results, at
+// any batch; a misspelt codegen is a usage error.
+TEST(RuntimeApi, HandsOperatorsToExternalCodegensOnRequest) {
+  for (const char* codegens : {"dnnl", "cblas", "cblas,dnnl"}) {
+    LoadOptions options;
+    options.byoc = codegens;
+    Executable program = Executable::Load(kProgram, options);
+    VirtualMachine vm(program);
+    vm.SetInput("w", Weight());
+    for (int rows : {1, 5}) {
+      std::vector<float> x;
+      for (int index = 0; index < rows * 3; ++index) x.push_back(float(index % 7) - 2.5f);
+      vm.SetInput("x", Floats({rows, 3}, x));
+      ExpectFloats(vm.Invoke(), {rows, 4}, DenseRelu(x));
+    }
+  }
+  LoadOptions misspelt;
+  misspelt.byoc = "dnn";
+  EXPECT_EQ(KindOf([&] { Executable::Load(kProgram, misspelt); }), ErrorKind::kUsage);
+}
+
 TEST(RuntimeApi, RunsOnAnOpenClDeviceWithResultsOnTheHost) {
   Executable program = Executable::Load(kProgram);
   std::optional<VirtualMachine> vm;
@@ -138,7 +159,7 @@ TEST(RuntimeApi, BindsParamsFromAnNpz) {
   const fs::path folder = fs::temp_directory_path() / ("relay-api-" + std::to_string(::getpid()));
   fs::create_directories(folder);
   WriteNpz((folder / "w.npz").string(), {{"w", Weight()}});
-  Executable program = Executable::Load(kProgram, LoadOptions{(folder / "w.npz").string(), {}});
+  Executable program = Executable::Load(kProgram, LoadOptions{(folder / "w.npz").string(), {}, {}});
   ASSERT_EQ(program.function().parameters.size(), 1u);  // w is bound
   VirtualMachine vm(program);
   const std::vector<float> x = {1, 2, 3, -1, 0, 4};
@@ -146,7 +167,7 @@ TEST(RuntimeApi, BindsParamsFromAnNpz) {
   ExpectFloats(vm.Invoke(), {2, 4}, DenseRelu(x));
   WriteNpz((folder / "wrong.npz").string(), {{"v", Weight()}});
   EXPECT_EQ(KindOf([&] {
-              Executable::Load(kProgram, LoadOptions{(folder / "wrong.npz").string(), {}});
+              Executable::Load(kProgram, LoadOptions{(folder / "wrong.npz").string(), {}, {}});
             }),
             ErrorKind::kUsage);
   fs::remove_all(folder);

@@ -25,6 +25,7 @@
 #include "compiler/passes/pad_convolutions.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/pipeline.h"
+#include "compiler/passes/simplify_batch_norm.h"
 #include "compiler/passes/split_to_slices.h"
 #include "compiler/passes/tail_calls.h"
 #include "kernels/operator.h"
@@ -673,6 +674,51 @@ def @f(%x: Tensor[(?, 2), float32]) -> Tensor[(?, 2), float32] {
 )",
                                     passes::SplitsToSlices);
   EXPECT_EQ(CountCalls(unknown->body, "split"), 1);
+}
+
+TEST(SimplifyBatchNormTest, AProjectedBatchNormBecomesAScaleAndShift) {
+  const Function f = AfterAnf(R"(
+def @f(%x: Tensor[(1, 4, 5, 5), float32], %g: Tensor[(4), float32], %b: Tensor[(4), float32],
+       %m: Tensor[(4), float32], %v: Tensor[(4), float32]) -> Tensor[(1, 4, 5, 5), float32] {
+  let %bn = nn.batch_norm(%x, %g, %b, %m, %v, epsilon=0.001f);
+  nn.relu(%bn.0)
+}
+)",
+                              passes::SimplifyBatchNorm);
+  EXPECT_EQ(CountCalls(f->body, "nn.batch_norm"), 0);
+  EXPECT_EQ(CountCalls(f->body, "rsqrt"), 1);
+  // The channel vectors broadcast along the two axes after the channel's.
+  EXPECT_EQ(CountCalls(f->body, "expand_dims"), 2);
+  EXPECT_EQ(CountCalls(f->body, "nn.relu"), 1);
+  // Without centre or scale, beta or gamma is not read.
+  const Function bare = AfterAnf(R"(
+def @f(%x: Tensor[(3, 4), float32], %g: Tensor[(4), float32], %b: Tensor[(4), float32],
+       %m: Tensor[(4), float32], %v: Tensor[(4), float32]) -> Tensor[(3, 4), float32] {
+  let %bn = nn.batch_norm(%x, %g, %b, %m, %v, axis=1, center=False, scale=False);
+  %bn.0
+}
+)",
+                                 passes::SimplifyBatchNorm);
+  EXPECT_EQ(CountCalls(bare->body, "negative"), 1);
+  EXPECT_EQ(CountCalls(bare->body, "expand_dims"), 0);
+  std::unordered_set<const VarNode*> read;
+  PostOrderVisit(bare->body, [&](const Expr& expr) {
+    if (const auto* var = As<VarNode>(expr)) read.insert(var);
+  });
+  EXPECT_EQ(read.count(bare->params[1].get()), 0u);
+  EXPECT_EQ(read.count(bare->params[2].get()), 0u);
+}
+
+TEST(SimplifyBatchNormTest, ABatchNormWhoseStatisticsAreUsedStays) {
+  const Function f = AfterAnf(R"(
+def @f(%x: Tensor[(2, 4), float32], %g: Tensor[(4), float32], %b: Tensor[(4), float32],
+       %m: Tensor[(4), float32], %v: Tensor[(4), float32]) -> Tensor[(4), float32] {
+  let %bn = nn.batch_norm(%x, %g, %b, %m, %v);
+  add(sum(%bn.0, axis=[0]), %bn.1)
+}
+)",
+                              passes::SimplifyBatchNorm);
+  EXPECT_EQ(CountCalls(f->body, "nn.batch_norm"), 1);
 }
 
 // The primitive functions (fused kernels) under `root`, and the operator

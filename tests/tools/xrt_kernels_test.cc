@@ -128,6 +128,46 @@ def @main(%x: Tensor[(1000), int32], %y: Tensor[(1000), int32]) -> Tensor[(1000)
       << result.output;
 }
 
+// XRT as a codegen: a plain program's adds, matched by a manifest that
+// describes the card's vadd, are partitioned off to it (--byoc
+// xrt:MANIFEST), and the partition is kept by a compiled executable.
+TEST_F(XrtKernelsTest, AManifestPartitionsAPlainProgramForTheCard) {
+  const std::string program = scratch_ / "plain.relay";
+  std::ofstream(program) << R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(1000), int32], %y: Tensor[(1000), int32]) -> Tensor[(1000), int32] {
+  multiply(add(add(%x, %y), %y), 2)
+}
+)";
+  const std::string manifest = scratch_ / "kernels.json";
+  std::ofstream(manifest) << R"({"kernels": [
+  {"name": "vadd", "pattern": ["add"], "dtype": "int32",
+   "arguments": ["input0", "input1", "output", "output.shape[0]"]}
+]})";
+  CommandResult result = RunRelayVm("fmt --optimized --byoc xrt:" + manifest + " " + program);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(Contains(result.output, "Compiler=\"xrt\", global_symbol=\"xrt_1\""))
+      << result.output;
+  EXPECT_TRUE(Contains(result.output, "Composite=\"xrt.vadd\"")) << result.output;
+  const std::string output = (scratch_ / "out.npy");
+  result = RunRelayVm("run " + program + inputs_ + " --byoc xrt:" + manifest + " --xclbin " +
+                          kXclbin + " --output " + output + " --profile",
+                      {}, kFakeXrt);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  ExpectResult(output);
+  EXPECT_TRUE(Contains(result.output, "xrt:xrt_0")) << result.output;
+  const std::string executable = (scratch_ / "plain.rbc");
+  result = RunRelayVm("compile " + program + " --byoc xrt:" + manifest + " -o " + executable);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  result = RunRelayVm(
+      "run " + executable + inputs_ + " --xclbin " + kXclbin + " --output " + output, {}, kFakeXrt);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  ExpectResult(output);
+  // Without a card, running says so.
+  result = RunRelayVm("run " + executable + inputs_);
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_TRUE(Contains(result.output, "XRT")) << result.output;
+}
+
 TEST_F(XrtKernelsTest, AFileThatIsNotAnXclbinIsRefusedByName) {
   CommandResult result =
       RunRelayVm("run " + program_ + inputs_ + " --xclbin " + program_, {}, kFakeXrt);

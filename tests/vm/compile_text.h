@@ -13,17 +13,18 @@
 
 namespace relay::testing {
 
-// `body` parsed, type-checked and compiled as the file `file_name`; its
-// errors, if any, are thrown as one kInternal error (the test's program is
-// wrong).
+// `body` parsed, type-checked and compiled as the file `file_name` (and
+// partitioned for `codegens`, if any); its errors, if any, are thrown as one
+// kInternal error (the test's program is wrong).
 inline std::shared_ptr<const vm::Executable> CompileText(const std::string& file_name,
-                                                         const std::string& body) {
+                                                         const std::string& body,
+                                                         passes::ExternalCodegens codegens = {}) {
   std::string text = "#[version = \"0.0.5\"]\n" + body;
   Diagnostics diagnostics(file_name, std::make_shared<const std::string>(text));
   ir::Module module = compiler::ParseAndCheck(diagnostics);
   if (diagnostics.has_errors()) throw Error(ErrorKind::kInternal, diagnostics.FormatAll());
   return std::make_shared<const vm::Executable>(
-      codegen::CompileToBytecode(module, &compiler::Prelude()));
+      codegen::CompileToBytecode(module, &compiler::Prelude(), codegens));
 }
 
 }  // namespace relay::testing

@@ -528,11 +528,12 @@ TEST(ExecutableFileTest, OlderVersionsAreRefused) {
   std::string old = NoDebugBytes();
   PutLittle(old, 8, 4, 3);
   EXPECT_EQ(LoadError(old),
-            "t.rbc: unsupported executable format version 3 (this build reads version 6)");
-  // Version 4 had no kernel placements, version 5 no external kernels.
-  PutLittle(old, 8, 4, 5);
+            "t.rbc: unsupported executable format version 3 (this build reads version 7)");
+  // Version 4 had no kernel placements, version 5 no external kernels,
+  // version 6 no external functions' graphs.
+  PutLittle(old, 8, 4, 6);
   EXPECT_EQ(LoadError(old),
-            "t.rbc: unsupported executable format version 5 (this build reads version 6)");
+            "t.rbc: unsupported executable format version 6 (this build reads version 7)");
 }
 
 TEST(ExecutableFileTest, VariablesSurviveARoundTripAndAreListed) {

@@ -53,8 +53,13 @@ TEST(ExternalKernelTest, AnExternalFunctionIsOneCallOfItsKernel) {
   EXPECT_EQ(external->op, "xrt:vadd");
   EXPECT_EQ(external->external->compiler, "xrt");
   EXPECT_EQ(external->external->symbol, "vadd");
-  EXPECT_EQ(external->external->dtype, DType::kInt32);
-  EXPECT_EQ(external->external->shape, (Shape{8}));
+  // Its graph: the body's one operator over the two parameters.
+  const kernels::external::ExternalGraph& graph = external->external->graph;
+  ASSERT_EQ(graph.operators.size(), 1u);
+  EXPECT_EQ(graph.operators[0].op, "add");
+  EXPECT_EQ(graph.operators[0].inputs, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(graph.result(), kernels::ValueType::Tensor({8}, DType::kInt32));
+  EXPECT_NE(external->external->function, nullptr);
 }
 
 TEST(ExternalKernelTest, TheReferenceEvaluatorRunsTheBody) {
@@ -76,24 +81,30 @@ TEST(ExternalKernelTest, TheReferenceEvaluatorRunsTheBody) {
 
 TEST(ExternalKernelTest, FunctionsThatCannotBeExternalKernelsAreCompileErrors) {
   const std::string header = "def @f(%a: Tensor[(8), int32], ";
-  const std::string body = " {\n  %a\n}\ndef @main(%x: Tensor[(8), int32]) { @f(%x) }\n";
+  const std::string body = " {\n  add(%a, %a)\n}\ndef @main(%x: Tensor[(8), int32]) { @f(%x) }\n";
   Error error =
       CompileError(header + "Compiler=\"cuda\", global_symbol=\"f\") -> Tensor[(8), int32]" + body);
   EXPECT_EQ(error.kind(), ErrorKind::kCompile);
-  EXPECT_NE(error.message().find("Compiler=\"cuda\" names no external compiler this build has"),
+  EXPECT_NE(error.message().find("Compiler=\"cuda\" names no external codegen this build has "
+                                 "(it has \"dnnl\", \"cblas\", \"xrt\")"),
             std::string::npos)
       << error.message();
   error = CompileError(header + "Compiler=\"xrt\") -> Tensor[(8), int32]" + body);
   EXPECT_NE(error.message().find("global_symbol=\"NAME\""), std::string::npos) << error.message();
   error = CompileError(
       "def @f(%a: Tensor[(?), int32], Compiler=\"xrt\", global_symbol=\"f\") -> Tensor[(?), "
-      "int32] {\n  %a\n}\ndef @main(%x: Tensor[(8), int32]) { @f(%x) }\n");
+      "int32] {\n  add(%a, %a)\n}\ndef @main(%x: Tensor[(8), int32]) { @f(%x) }\n");
   EXPECT_NE(error.message().find("one tensor of static shape"), std::string::npos)
+      << error.message();
+  // The body computes operator calls, the last one's result returned.
+  error = CompileError(header + "Compiler=\"xrt\", global_symbol=\"f\") -> Tensor[(8), int32]" +
+                       " {\n  %a\n}\ndef @main(%x: Tensor[(8), int32]) { @f(%x) }\n");
+  EXPECT_NE(error.message().find("returns its last operator call's result"), std::string::npos)
       << error.message();
   error = CompileError(
       "def @f(%a: (Tensor[(8), int32],), Compiler=\"xrt\", global_symbol=\"f\") -> Tensor[(8), "
-      "int32] {\n  %a.0\n}\ndef @main(%x: Tensor[(8), int32]) { @f((%x,)) }\n");
-  EXPECT_NE(error.message().find("takes tensors, and %a is not one"), std::string::npos)
+      "int32] {\n  add(%a.0, %a.0)\n}\ndef @main(%x: Tensor[(8), int32]) { @f((%x,)) }\n");
+  EXPECT_NE(error.message().find("parameter %a is not a tensor"), std::string::npos)
       << error.message();
 }
 
@@ -110,8 +121,9 @@ TEST(ExternalKernelTest, TheRbcFileKeepsExternalKernelsAndRejectsForeignOnes) {
     if (!kernel.external) continue;
     EXPECT_EQ(kernel.op, "xrt:vadd");
     EXPECT_EQ(kernel.external->symbol, "vadd");
-    EXPECT_EQ(kernel.external->shape, (Shape{8}));
-    EXPECT_EQ(kernel.external->dtype, DType::kInt32);
+    EXPECT_EQ(kernel.external->graph.result(), kernels::ValueType::Tensor({8}, DType::kInt32));
+    EXPECT_EQ(kernel.external->state, executable->kernels[index].external->state);
+    EXPECT_NE(kernel.external->function, nullptr);
   }
   // An external kernel of a compiler this build does not have.
   vm::Executable foreign = *executable;
@@ -126,7 +138,8 @@ TEST(ExternalKernelTest, TheRbcFileKeepsExternalKernelsAndRejectsForeignOnes) {
     FAIL() << "a foreign external kernel loaded";
   } catch (const Error& error) {
     EXPECT_EQ(error.kind(), ErrorKind::kLoad);
-    EXPECT_NE(error.message().find("not an external kernel this build can call"), std::string::npos)
+    EXPECT_NE(error.message().find("external codegen 'tpu' is not in this build"),
+              std::string::npos)
         << error.message();
   }
 }

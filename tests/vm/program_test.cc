@@ -26,6 +26,7 @@
 #include "compiler/diagnostics.h"
 #include "compiler/evaluator/reference_evaluator.h"
 #include "compiler/frontend.h"
+#include "kernels/external/external_codegen.h"
 #include "relay/devices.h"
 #include "relay/error.h"
 #include "relay/float16.h"
@@ -87,13 +88,20 @@ struct Compiled {
   std::shared_ptr<const vm::Executable> executable;
 };
 
+// The external codegens $RELAY_TEST_BYOC names ("dnnl"), for which ctest
+// partitions every program again (tests/CMakeLists.txt), or none.
+std::vector<std::shared_ptr<const kernels::external::ExternalCodegen>> TestCodegens() {
+  const char* list = std::getenv("RELAY_TEST_BYOC");
+  return kernels::external::ParseCodegenList(list == nullptr ? "" : list);
+}
+
 Compiled Compile(const fs::path& path) {
   Diagnostics diagnostics(path.filename().string(),
                           std::make_shared<const std::string>(ReadText(path)));
   ir::Module module = compiler::ParseAndCheck(diagnostics);
   if (diagnostics.has_errors()) throw Error(ErrorKind::kCompile, diagnostics.FormatAll());
   auto executable = std::make_shared<const vm::Executable>(
-      codegen::CompileToBytecode(module, &compiler::Prelude()));
+      codegen::CompileToBytecode(module, &compiler::Prelude(), TestCodegens()));
   return {std::move(module), std::move(executable)};
 }
 

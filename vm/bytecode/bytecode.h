@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -21,6 +22,7 @@
 
 #include "kernels/attributes.h"
 #include "kernels/compute/cpu_kernels.h"
+#include "kernels/external/external_codegen.h"
 #include "relay/device.h"
 #include "relay/dtype.h"
 #include "relay/value.h"
@@ -137,13 +139,18 @@ struct KernelCall {
   // unset: the VM's device (VirtualMachine::set_device).
   std::optional<DeviceId> device;
   // Set for a kernel that relay-vm does not compile: a function marked
-  // Compiler="xrt", global_symbol="vadd" runs kernel vadd of an .xclbin on an
-  // XRT device. Its inputs are the function's parameters (tensors), in order.
+  // Compiler="dnnl" (the partitioner's, or written by hand), global_symbol
+  // "dnnl_0", runs through that external codegen (BYOC:
+  // kernels/external/external_codegen.h). Its inputs are the function's
+  // parameters (tensors), in order; it returns one tensor.
   struct External {
-    std::string compiler;           // "xrt"
-    std::string symbol;             // the kernel's name in the device's kernel file
-    DType dtype = DType::kFloat32;  // the result, of static shape
-    Shape shape;
+    std::string compiler;                    // the codegen: "dnnl", "cblas", "xrt"
+    std::string symbol;                      // the function's global_symbol
+    kernels::external::ExternalGraph graph;  // what the function computes
+    std::string state;                       // what the codegen's Compile wrote
+    // The codegen's Load of graph and state: set by the code generator and
+    // by the .rbc reader, never null in a loaded executable.
+    std::shared_ptr<const kernels::external::ExternalFunction> function;
   };
   std::optional<External> external;
 };

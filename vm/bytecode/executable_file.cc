@@ -162,6 +162,34 @@ std::string DeviceSection(const Executable& executable) {
   return std::move(out.bytes());
 }
 
+void WriteValueType(Writer& out, const kernels::ValueType& type) {
+  out.U8(static_cast<uint8_t>(type.dtype));
+  WriteShape(out, type.shape);
+}
+
+// A function compiled by an external codegen: its neutral graph and the
+// codegen's state (executable_file.h lists the fields).
+void WriteExternal(Writer& out, const KernelCall::External& external) {
+  const kernels::external::ExternalGraph& graph = external.graph;
+  out.String(external.compiler);
+  out.String(external.symbol);
+  out.Count(graph.params.size());
+  for (const kernels::ValueType& param : graph.params) WriteValueType(out, param);
+  out.Count(graph.operators.size());
+  for (size_t position = 0; position < graph.operators.size(); ++position) {
+    const kernels::FusedOperator& call = graph.operators[position];
+    out.String(call.op);
+    WriteAttrs(out, call.attrs);
+    out.Count(call.inputs.size());
+    for (int32_t input : call.inputs) out.I32(input);
+    out.I32(graph.composites[position]);
+    WriteValueType(out, graph.types[position]);
+  }
+  out.Count(graph.composite_names.size());
+  for (const std::string& name : graph.composite_names) out.String(name);
+  out.String(external.state);
+}
+
 std::string KernelsSection(const Executable& executable) {
   Writer out;
   out.Count(executable.kernels.size());
@@ -173,13 +201,7 @@ std::string KernelsSection(const Executable& executable) {
       out.U8(static_cast<uint8_t>(kernel.device->kind));
       out.I32(kernel.device->index);
     }
-    if (kernel.external) {
-      out.String(kernel.external->compiler);
-      out.String(kernel.external->symbol);
-      out.U8(static_cast<uint8_t>(kernel.external->dtype));
-      out.Count(kernel.external->shape.size());
-      for (int64_t dim : kernel.external->shape) out.I64(dim);
-    }
+    if (kernel.external) WriteExternal(out, *kernel.external);
     WriteAttrs(out, kernel.attrs);
     out.Count(kernel.fused.size());
     for (const kernels::FusedOperator& fused : kernel.fused) {
@@ -446,19 +468,35 @@ void ReadDefaultDevice(Reader& in, Executable& executable) {
   executable.default_device = ReadDevice(in, "the executable names");
 }
 
-// An external kernel's name and result (CheckKernels checks them).
-KernelCall::External ReadExternal(Reader& in, const std::string& subject) {
+kernels::ValueType ReadValueType(Reader& in) {
+  const DType dtype = ReadDType(in);
+  return kernels::ValueType::Tensor(ReadShape(in, true), dtype);
+}
+
+// An external function's graph and state (CheckKernels validates them and
+// has its codegen load them).
+KernelCall::External ReadExternal(Reader& in) {
   KernelCall::External external;
+  kernels::external::ExternalGraph& graph = external.graph;
   external.compiler = in.String("external compiler name length");
-  external.symbol = in.String("external kernel name length");
-  external.dtype = ReadDType(in);
-  const uint32_t rank = in.Count(8, "external result dimension");
-  if (rank > kMaxTensorRank) in.Fail(subject + "'s result has rank " + std::to_string(rank));
-  external.shape.resize(rank);
-  for (int64_t& dim : external.shape) {
-    dim = in.I64();
-    if (dim < 0) in.Fail(subject + "'s result has a negative dimension");
+  external.symbol = in.String("external symbol length");
+  const uint32_t param_count = in.Count(1 + 4, "external parameter");
+  for (uint32_t index = 0; index < param_count; ++index) graph.params.push_back(ReadValueType(in));
+  const uint32_t operator_count = in.Count(4 + 4 + 4 + 4 + 1 + 4, "external operator");
+  for (uint32_t position = 0; position < operator_count; ++position) {
+    kernels::FusedOperator call;
+    call.op = in.String("operator name length");
+    call.attrs = ReadAttrs(in);
+    call.inputs.resize(in.Count(4, "external operator input"));
+    for (int32_t& input : call.inputs) input = in.I32();
+    graph.operators.push_back(std::move(call));
+    graph.composites.push_back(in.I32());
+    graph.types.push_back(ReadValueType(in));
   }
+  const uint32_t composite_count = in.Count(4, "composite name");
+  for (uint32_t index = 0; index < composite_count; ++index)
+    graph.composite_names.push_back(in.String("composite name length"));
+  external.state = in.String("external state length");
   return external;
 }
 
@@ -475,7 +513,7 @@ void ReadKernels(Reader& in, Executable& executable) {
     if ((flags & 4) != 0) {  // placed on a device by the program
       kernel.device = ReadDevice(in, "kernel " + std::to_string(index) + " is placed on");
     }
-    if ((flags & 8) != 0) kernel.external = ReadExternal(in, "kernel " + std::to_string(index));
+    if ((flags & 8) != 0) kernel.external = ReadExternal(in);
     kernel.attrs = ReadAttrs(in);
     uint32_t fused_count = in.Count(4 + 4 + 4, "fused operator");
     kernel.fused.reserve(fused_count);
@@ -597,6 +635,24 @@ void NormalizeCall(const std::string& label, const std::string& op, kernels::Att
   attrs = std::move(normalized);
 }
 
+// An external function's graph must be valid and its codegen's state load.
+void CheckExternal(KernelCall& kernel, const std::string& label) {
+  KernelCall::External& external = *kernel.external;
+  if (external.symbol.empty() || kernel.op != external.compiler + ":" + external.symbol ||
+      !kernel.fused.empty() || !kernel.attrs.empty() || kernel.tuple_input || kernel.tuple_result) {
+    throw Error(ErrorKind::kLoad, label + ": not an external function this build can call");
+  }
+  const kernels::external::ExternalCodegen* codegen =
+      kernels::external::FindCodegen(external.compiler);
+  if (codegen == nullptr) {
+    throw Error(ErrorKind::kLoad, label + ": external codegen '" +
+                                      detail::PrintableExcerpt(external.compiler) +
+                                      "' is not in this build");
+  }
+  kernels::external::ValidateGraph(external.graph, ErrorKind::kLoad, label);
+  external.function = codegen->Load(external.graph, external.state, label);
+}
+
 // What Verify leaves to the kernel table: operators that exist, attributes
 // their schemas accept, and a tuple input passed as exactly one register.
 void CheckKernels(Executable& executable, const std::string& name) {
@@ -607,14 +663,8 @@ void CheckKernels(Executable& executable, const std::string& name) {
     const std::string label = name + ": kernel " + std::to_string(index) + " (" +
                               detail::PrintableExcerpt(kernel.op) + ")";
     if (kernel.external) {
-      // Its device's kernel file is only read at run time; its name and
-      // result are all there is to check.
-      const KernelCall::External& external = *kernel.external;
-      if (external.compiler != "xrt" || external.symbol.empty() ||
-          kernel.op != external.compiler + ":" + external.symbol || !kernel.fused.empty() ||
-          !kernel.attrs.empty() || kernel.tuple_input || kernel.tuple_result) {
-        throw Error(ErrorKind::kLoad, label + ": not an external kernel this build can call");
-      }
+      CheckExternal(kernel, label);
+      group_inputs[index] = int64_t(kernel.external->graph.params.size());
       continue;
     }
     if (kernel.fused.empty()) {
@@ -652,6 +702,11 @@ void CheckKernels(Executable& executable, const std::string& name) {
       };
       if (executable.kernels[kernel].tuple_input && instruction.list_size != 1) {
         reject("a tuple-input kernel takes one register");
+      }
+      if (executable.kernels[kernel].external &&
+          int64_t(instruction.list_size) != group_inputs[kernel]) {
+        reject("the external function takes " + std::to_string(group_inputs[kernel]) +
+               " inputs, given " + std::to_string(instruction.list_size));
       }
       if (instruction.list_size < group_inputs[kernel]) {
         reject("the fused kernel reads " + std::to_string(group_inputs[kernel]) +

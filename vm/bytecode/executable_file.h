@@ -25,9 +25,15 @@
 //                     (1: tuple_input, 2: tuple_result, 4: placed,
 //                     8: external), with placed: the device's kind u8 (its
 //                     DLPack code) and index i32 (version 5 on), with
-//                     external: compiler string ("xrt"), kernel name
-//                     string, the result's dtype u8, rank u32 and dims
-//                     i64 x rank (version 6 on), attributes,
+//                     external (version 7 on; see ExternalGraph): codegen
+//                     string ("dnnl"), symbol string, parameter count u32
+//                     and per parameter a type (dtype u8, rank u32, dims
+//                     i64 x rank, -1 for `?`), operator count u32 and per
+//                     operator: operator string, attributes, input count
+//                     u32, inputs i32... (>= 0: a parameter, -1 - k:
+//                     operator k's result), composite i32 (-1: none), its
+//                     result's type; composite name count u32, names
+//                     (strings); the codegen's state string. Attributes,
 //                     fused operator count u32 (0 unless a fused group) and
 //                     per fused operator: operator string, attributes,
 //                     input count u32, inputs i32... (>= 0: a group input,
@@ -60,7 +66,9 @@
 // left before anything is allocated, attribute lists nest at most
 // kMaxAttributeDepth deep, each kernel's operator (each operator of a fused
 // group) must exist and its attributes normalise against the operator's
-// schema, a fused group's inputs must exist at every call, entry parameter
+// schema, a fused group's inputs must exist at every call, an external
+// function's graph must pass ValidateGraph and its codegen must load its
+// state (kernels/external/external_codegen.h), entry parameter
 // descriptions must match their function, a debug section must describe
 // every function, and the result must pass Verify (which bounds each
 // variable's register and instruction range).
@@ -75,7 +83,7 @@
 
 namespace relay::vm {
 
-inline constexpr uint32_t kExecutableFormatVersion = 6;
+inline constexpr uint32_t kExecutableFormatVersion = 7;
 inline constexpr int kMaxAttributeDepth = 8;
 // Bounds that keep a loaded executable from asking for absurd memory: the
 // interpreter allocates register_count registers per frame.

@@ -146,4 +146,18 @@ void Tensor::ThrowDTypeMismatch(std::string_view requested) const {
                                      ", but was read as " + std::string(requested));
 }
 
+Ref<Tensor> TensorOn(const Ref<Tensor>& tensor, Device& device) {
+  if (tensor->storage()->device() == &device || (device.host_accessible() && tensor->on_host()))
+    return tensor;
+  if (!tensor->immutable()) return CopyTensor(*tensor, device);
+  // Kept under the device's address; a reshaped view of the same bytes
+  // shares what was kept, so it is seen in the view's own shape.
+  Ref<Object> kept = tensor->Derived(&device, [&]() -> Ref<Object> {
+    Ref<Tensor> copy = CopyTensor(*tensor, device);
+    copy->MarkImmutable();
+    return copy;
+  });
+  return static_cast<const Tensor*>(kept.get())->Reshape(tensor->shape());
+}
+
 }  // namespace relay

@@ -19,7 +19,6 @@
 #include "relay/tensor.h"
 #include "vm/bytecode/tensor_layout.h"
 #include "vm/interpreter/dispatch.h"
-#include "vm/interpreter/external_kernels.h"
 
 namespace relay::vm {
 
@@ -88,19 +87,6 @@ const kernels::PreparedOperator& VirtualMachine::PrepareKernel(
   });
 }
 
-Ref<Tensor> VirtualMachine::OnDevice(const Ref<Tensor>& tensor, Device& device) {
-  if (tensor->storage()->device() == &device) return tensor;
-  if (!tensor->immutable()) return CopyTensor(*tensor, device);
-  // Kept under the device's address; a reshaped view of the same bytes
-  // shares what was kept, so it is seen in the view's own shape.
-  Ref<Object> kept = tensor->Derived(&device, [&]() -> Ref<Object> {
-    Ref<Tensor> copy = CopyTensor(*tensor, device);
-    copy->MarkImmutable();
-    return copy;
-  });
-  return static_cast<const Tensor*>(kept.get())->Reshape(tensor->shape());
-}
-
 namespace {
 
 // The most elements a host tensor may have for kernels reading only such
@@ -147,7 +133,7 @@ void VirtualMachine::PlaceKernelInputs(int32_t kernel, std::vector<Ref<Tensor>>&
     if (target == nullptr) {
       if (!tensor->on_host()) tensor = CopyTensor(*tensor, HostDevice());
     } else {
-      tensor = OnDevice(tensor, *target);
+      tensor = TensorOn(tensor, *target);
     }
   }
 }
@@ -560,7 +546,8 @@ Value VirtualMachine::CallRecordedKernel(int32_t kernel, std::vector<Ref<Tensor>
 Value VirtualMachine::CallExternalKernel(int32_t kernel, std::vector<Ref<Tensor>>& tensors) {
   const Profiler::Clock::time_point start =
       profiler_ != nullptr ? Profiler::Clock::now() : Profiler::Clock::time_point();
-  Ref<Tensor> result = RunExternalKernel(executable_->kernels[kernel], tensors, OnDevice);
+  const KernelCall::External& external = *executable_->kernels[kernel].external;
+  Ref<Tensor> result = external.function->Run(tensors);
   if (profiler_ != nullptr) {
     profiler_->RecordKernel(kernel, tensors, result->byte_size(), start, Profiler::Clock::now());
   }

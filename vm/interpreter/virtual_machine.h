@@ -232,9 +232,6 @@ class VirtualMachine {
                          const Tensor* output) const;
   // The device `id` names: the host device for the CPU.
   static Device& DeviceNamed(DeviceId id);
-  // `tensor` where `device` is: itself, or a copy (kept with an immutable
-  // tensor, so a weight moves once).
-  static Ref<Tensor> OnDevice(const Ref<Tensor>& tensor, Device& device);
   // shape_of or ndarray_size of a tensor on a device, computed on the host.
   Ref<Tensor> HostShapeResult(const KernelCall& call, const Tensor& input) const;
 
