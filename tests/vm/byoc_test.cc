@@ -8,6 +8,7 @@
 #include <cmath>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "relay/tensor.h"
 #include "tests/vm/compile_text.h"
 #include "vm/bytecode/executable_file.h"
+#include "vm/interpreter/profiler.h"
 #include "vm/interpreter/virtual_machine.h"
 
 namespace relay {
@@ -200,6 +202,27 @@ def @main(%x: Tensor[(2, 3, 8, 8), float32], %w: Tensor[(4, 3, 3, 3), float32],
     EXPECT_EQ(kernel.external->graph.composite_names,
               (std::vector<std::string>{"dnnl.conv2d_bias_batch_norm_add_relu"}));
   }
+}
+
+// The profiler names an external function by its codegen and symbol and
+// rates it by the contractions of its graph.
+TEST(ByocTest, TheProfilerRatesExternalFunctions) {
+  const char* const program = R"(
+def @main(%x: Tensor[(16, 64), float32], %w: Tensor[(32, 64), float32]) {
+  nn.relu(nn.dense(%x, %w))
+}
+)";
+  const auto executable = testing::CompileText("p.relay", program, ParseCodegenList("dnnl"));
+  vm::Profiler profiler(executable, false);
+  vm::VirtualMachine machine(executable);
+  machine.set_profiler(&profiler);
+  profiler.BeginRun();
+  machine.Invoke("main", RandomInputs(*executable, 1, 3));
+  profiler.EndRun();
+  std::ostringstream table;
+  profiler.FormatTable(table);
+  EXPECT_NE(table.str().find("dnnl:dnnl_0"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("GFLOP/s"), std::string::npos) << table.str();
 }
 
 // The first codegen named gets what both run.

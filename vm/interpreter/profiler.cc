@@ -106,7 +106,12 @@ size_t Profiler::RowFor(int32_t kernel, std::span<const Ref<Tensor>> inputs) {
     types.push_back(kernels::ValueType::Tensor(input->shape(), input->dtype()));
   }
   std::vector<kernels::FusedOperator> operators = call.fused;
-  if (operators.empty()) {
+  if (call.external) {
+    // An external codegen's function (dnnl:dnnl_0): rated by the
+    // contractions of its graph, like a fused group.
+    row.name = call.op;
+    operators = call.external->graph.operators;
+  } else if (operators.empty()) {
     row.name = call.op;
     if (!call.tuple_input) {
       kernels::FusedOperator single{call.op, call.attrs, {}};
