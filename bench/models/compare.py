@@ -165,6 +165,8 @@ def run_relay_vm(args, model, case, workdir):
     command += ["--output", output]
     if args.relay_device:
         command += ["--device", args.relay_device]
+    if getattr(args, "relay_byoc", None):
+        command += ["--byoc", args.relay_byoc]
     env = dict(child_environment(), RELAY_NUM_THREADS=str(args.threads))
 
     def run(repeat, warmup_seconds=0):
