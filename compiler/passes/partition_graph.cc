@@ -387,15 +387,22 @@ void ChainPartitioner::MergeRegions() {
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return units_[a].members.back() < units_[b].members.back();
   });
-  for (size_t unit : order) {
-    const size_t codegen = units_[unit].codegen;
-    if (!codegens_[codegen]->merges_regions()) continue;
-    for (size_t member : units_[unit].members) {
-      for (size_t producer : chain_[member].producers) {
-        const int other = chain_[producer].unit;
-        if (other < 0 || units_[other].codegen != codegen) continue;
-        const size_t mine = Find(unit), theirs = Find(static_cast<size_t>(other));
-        if (mine != theirs) TryMerge(mine, theirs);
+  // Until nothing merges: a merge refused because a value would leave the
+  // region may be accepted once the value's other users have joined too (a
+  // ResNet stage's first block reads its input in two branches, which join
+  // each other first, and then the stage before).
+  for (bool merged = true; merged;) {
+    merged = false;
+    for (size_t unit : order) {
+      const size_t codegen = units_[unit].codegen;
+      if (!codegens_[codegen]->merges_regions()) continue;
+      for (size_t member : units_[unit].members) {
+        for (size_t producer : chain_[member].producers) {
+          const int other = chain_[producer].unit;
+          if (other < 0 || units_[other].codegen != codegen) continue;
+          const size_t mine = Find(unit), theirs = Find(static_cast<size_t>(other));
+          if (mine != theirs && TryMerge(mine, theirs)) merged = true;
+        }
       }
     }
   }

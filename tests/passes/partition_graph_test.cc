@@ -355,6 +355,35 @@ def @lib_2(%sum: Tensor[(1, 4, 6, 6), float32], Primitive=1, Compiler="lib", glo
   ExpectSameNumbers(Prepare(kResidualBlock), Partition(Prepare(kResidualBlock), codegens));
 }
 
+// A ResNet stage's first block reads the stage's input in two branches (a
+// strided convolution and a 1x1 projection): neither joins the region before
+// alone, since the input would leave it for the other, but once the two
+// branches have joined each other through their add, the whole is one region.
+TEST(PartitionGraphTest, ADownsamplingBlockJoinsTheRegionBeforeOnceBothBranchesHaveJoined) {
+  const Codegens codegens{
+      MakeCodegen("lib", RuleTable{{}, Accepting({"nn.conv2d", "nn.relu", "add"})})};
+  const char* const source = R"(
+def @main(%data: Tensor[(1, 4, 8, 8), float32], %w0: Tensor[(4, 4, 3, 3), float32],
+          %w1: Tensor[(8, 4, 3, 3), float32], %w2: Tensor[(8, 8, 3, 3), float32],
+          %wp: Tensor[(8, 4, 1, 1), float32]) -> Tensor[(1, 8, 4, 4), float32] {
+  let %stage = nn.relu(nn.conv2d(%data, %w0, padding=[1, 1]));
+  let %c1 = nn.relu(nn.conv2d(%stage, %w1, strides=[2, 2], padding=[1, 1]));
+  let %c2 = nn.conv2d(%c1, %w2, padding=[1, 1]);
+  let %projection = nn.conv2d(%stage, %wp, strides=[2, 2]);
+  nn.relu(add(%c2, %projection))
+}
+)";
+  const std::string text = PartitionedText(source, codegens);
+  EXPECT_NE(text.find("def @main(%data: Tensor[(1, 4, 8, 8), float32], %w0: Tensor[(4, 4, 3, 3), "
+                      "float32], %w1: Tensor[(8, 4, 3, 3), float32], %w2: Tensor[(8, 8, 3, 3), "
+                      "float32], %wp: Tensor[(8, 4, 1, 1), float32]) -> Tensor[(1, 8, 4, 4), "
+                      "float32] {\n  @lib_0(%data, %w0, %w1, %w2, %wp)\n}"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("@lib_1"), std::string::npos) << text;
+  ExpectSameNumbers(Prepare(source), Partition(Prepare(source), codegens));
+}
+
 TEST(PartitionGraphTest, AMultilayerPerceptronIsTwoCompositesInOneRegion) {
   const Codegens codegens{MakeCodegen("lib", LibraryRules())};
   const char* const source = R"(
