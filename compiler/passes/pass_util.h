@@ -65,11 +65,12 @@ ir::Expr WrapInLets(const Bindings& bindings, ir::Expr body);
 // Operator fusion marks the functions it builds (one kernel each) with
 // this attribute, as TVM does.
 inline constexpr const char* kPrimitiveAttr = "Primitive";
-// A function whose calls run a kernel that relay-vm does not compile: an
-// external device's kernel named by global_symbol (Compiler="xrt",
-// global_symbol="vadd": kernel vadd of a loaded .xclbin). Its body states
-// what the kernel computes: the reference evaluator runs it, and it types
-// the function; the VM calls the kernel instead.
+// A function that an external codegen compiles (BYOC,
+// kernels/external/external_codegen.h): Compiler names the codegen and
+// global_symbol the function ("dnnl_0" from the partitioner; for XRT, the
+// kernel of a loaded .xclbin). Its body states what it computes: the
+// reference evaluator runs it, and it types the function; the VM calls what
+// the codegen made of it instead.
 inline constexpr const char* kCompilerAttr = "Compiler";
 inline constexpr const char* kGlobalSymbolAttr = "global_symbol";
 // A kernel as a whole: fusion's groups and external functions. Passes leave
