@@ -436,7 +436,7 @@ void FunctionCompiler::CompileExternalFunction(const FunctionNode& function) {
   if (codegen == nullptr) {
     std::string names;
     for (const std::string& name : kernels::external::CodegenNames())
-      names += (names.empty() ? "\"" : ", \"") + name.substr(0, name.find(':')) + "\"";
+      names += (names.empty() ? "\"" : ", \"") + name + "\"";
     reject("Compiler=\"" + external.compiler +
            "\" names no external codegen this build has (it has " + names + ")");
   }

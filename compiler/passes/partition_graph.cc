@@ -12,6 +12,7 @@
 
 #include "compiler/ir/expr_functor.h"
 #include "compiler/passes/pass_util.h"
+#include "compiler/typing/type_inference.h"
 #include "kernels/operator.h"
 
 namespace relay::passes {
@@ -26,10 +27,11 @@ using kernels::external::ExternalCodegen;
 using kernels::external::PatternStep;
 using Codegens = std::span<const std::shared_ptr<const ExternalCodegen>>;
 
+// `type` as the codegens' rules see it, when it is a tensor's.
 std::optional<ValueType> TensorValueType(const Type& type) {
-  const auto* tensor = As<TensorTypeNode>(type);
-  if (tensor == nullptr) return std::nullopt;
-  return ValueType::Tensor(tensor->shape, tensor->dtype);
+  std::optional<ValueType> value = typing::ToValueType(type);
+  if (!value || value->is_tuple) return std::nullopt;
+  return value;
 }
 
 // A variable for `value` inside a built function: typed, without an

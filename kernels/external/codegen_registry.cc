@@ -30,7 +30,9 @@ const ExternalCodegen* FindCodegen(std::string_view name) {
 }
 
 std::vector<std::string> CodegenNames() {
-  return {"dnnl", "cblas", "xrt:MANIFEST"};
+  std::vector<std::string> names;
+  for (const ExternalCodegen* codegen : BuiltInCodegens()) names.emplace_back(codegen->name());
+  return names;
 }
 
 std::vector<std::shared_ptr<const ExternalCodegen>> ParseCodegenList(std::string_view list) {

@@ -124,7 +124,8 @@ const ExternalCodegen* FindCodegen(std::string_view name);
 // repeated one, a codegen this build lacks, or a manifest it cannot read.
 std::vector<std::shared_ptr<const ExternalCodegen>> ParseCodegenList(std::string_view list);
 
-// The names of this build's codegens, for help and error messages.
+// The names of this build's codegens ("dnnl", "cblas", "xrt"), for error
+// messages.
 std::vector<std::string> CodegenNames();
 
 }  // namespace relay::kernels::external
