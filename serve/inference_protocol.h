@@ -53,11 +53,23 @@ struct InferenceRequest {
 // or every output under a request's "parameters": {"binary_data_output":
 // true}, is answered in bytes the same way.
 //
+// `readable_after` is how many bytes after the body's end may be read
+// (never written): with at least simdjson's padding (64), the JSON is
+// parsed where it lies rather than copied first. Memory: the parser's
+// buffers take about 14 bytes per JSON byte while it parses (its tape of
+// 8 bytes and structural index of 4 per byte, and a string buffer); a
+// thread keeps them for bodies up to kKeptParserBytes, and a larger body's
+// are released when it is parsed.
+//
 // Throws RequestError (400) for malformed JSON, an unknown, missing or
 // repeated input, a wrong datatype, shape or data length, an element that
 // does not fit, or binary data that does not add up.
 InferenceRequest ParseInferenceRequest(std::string_view body, const ModelSignature& signature,
-                                       std::optional<size_t> json_length = std::nullopt);
+                                       std::optional<size_t> json_length = std::nullopt,
+                                       size_t readable_after = 0);
+
+// The largest JSON whose parser buffers a thread keeps for the next request.
+inline constexpr size_t kKeptParserBytes = size_t{1} << 20;
 
 struct EncodedResponse {
   std::string body;

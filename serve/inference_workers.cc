@@ -12,11 +12,11 @@ namespace relay::serve {
 
 namespace {
 
-// How long a thread spins (yielding) before it sleeps: a worker waiting for
-// the next request, a caller waiting for its answer. Waking a sleeping
-// thread costs tens of microseconds on a virtual machine (a condition
-// variable's round trip took 55 us on the 2-core one bench/serve/ ran on),
-// which would otherwise be most of a small model's overhead.
+// How long an idle worker spins (yielding) for the next request before it
+// sleeps. Waking a sleeping thread costs tens of microseconds on a virtual
+// machine (a condition variable's round trip took 55 us on the 2-core one
+// bench/serve/ ran on), which would otherwise be most of a small model's
+// overhead.
 constexpr auto kSpinBeforeSleeping = std::chrono::microseconds(300);
 
 template <typename Ready>
@@ -34,16 +34,14 @@ bool SpinUntil(const Ready& ready) {
 struct InferenceWorkers::Job {
   Tensors inputs;
   std::optional<int64_t> rows;  // set when the request may join a batch
-  // The answer: set by the worker, then `done`.
-  Tensors outputs;
-  std::exception_ptr error;
-  // An int, not a bool: libstdc++ waits on an int with a futex on its own
-  // address, and on a bool through a shared table of proxy waiters.
-  std::atomic<int> done{0};
+  Done done;
 
-  void Finish() {
-    done.store(1, std::memory_order_release);
-    done.notify_one();
+  // Hands the answer over; the inputs go first, so that their memory is
+  // free before the caller writes its answer.
+  void Finish(Tensors outputs, std::exception_ptr error) {
+    inputs.clear();
+    Done call = std::move(done);
+    call(std::move(outputs), std::move(error));
   }
 };
 
@@ -229,22 +227,22 @@ void InferenceWorkers::Worker::RunBatch(Batch& batch) {
     return;
   }
   metrics_.RecordRun(batch.jobs.size());
-  for (size_t index = 0; index < batch.jobs.size(); ++index) {
-    batch.jobs[index]->outputs = std::move((*split)[index]);
-    batch.jobs[index]->Finish();
-  }
+  for (size_t index = 0; index < batch.jobs.size(); ++index)
+    batch.jobs[index]->Finish(std::move((*split)[index]), nullptr);
 }
 
 void InferenceWorkers::Worker::RunAlone(Job& job) {
+  Tensors outputs;
+  std::exception_ptr failure;
   try {
-    job.outputs = Invoke(job.inputs);
+    outputs = Invoke(job.inputs);
   } catch (const Error&) {
-    job.error = std::current_exception();
+    failure = std::current_exception();
   } catch (const std::exception& error) {
-    job.error = std::make_exception_ptr(Error(ErrorKind::kInternal, error.what()));
+    failure = std::make_exception_ptr(Error(ErrorKind::kInternal, error.what()));
   }
   metrics_.RecordRun(1);
-  job.Finish();
+  job.Finish(std::move(outputs), std::move(failure));
 }
 
 Tensors InferenceWorkers::Worker::Invoke(const Tensors& inputs) {
@@ -278,14 +276,15 @@ InferenceWorkers::~InferenceWorkers() {
   Shutdown();
 }
 
-Tensors InferenceWorkers::Run(Tensors inputs) {
+void InferenceWorkers::Submit(Tensors inputs, Done done) {
   auto job = std::make_shared<Job>();
   job->inputs = std::move(inputs);
+  job->done = std::move(done);
   if (options_.max_batch > 0) job->rows = LeadingRows(job->inputs);
   {
     std::lock_guard lock(mutex_);
     if (stopping_) throw Error(ErrorKind::kUsage, "the server is shutting down");
-    queue_.push_back(job);
+    queue_.push_back(std::move(job));
     queued_.store(queue_.size(), std::memory_order_relaxed);
   }
   // With batching, the worker collecting a batch must hear of the arrival,
@@ -296,18 +295,6 @@ Tensors InferenceWorkers::Run(Tensors inputs) {
     // (A spinning worker will see the request without being woken.)
     arrivals_.notify_one();
   }
-  // A caller spins only while the workers can take its request at once
-  // (no batching, no more callers than workers): many spinning callers
-  // would take the cores from the workers they wait for.
-  size_t callers = callers_.fetch_add(1, std::memory_order_relaxed) + 1;
-  bool spin = options_.max_batch == 0 && callers <= options_.workers;
-  if (!spin || !SpinUntil([&] { return job->done.load(std::memory_order_acquire) != 0; })) {
-    while (job->done.load(std::memory_order_acquire) == 0)
-      job->done.wait(0, std::memory_order_acquire);
-  }
-  callers_.fetch_sub(1, std::memory_order_relaxed);
-  if (job->error) std::rethrow_exception(job->error);
-  return std::move(job->outputs);
 }
 
 size_t InferenceWorkers::queue_length() const {

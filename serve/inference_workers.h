@@ -13,7 +13,7 @@
 // request's data, say) or its outputs do not keep the rows apart, each
 // request runs alone, so a request's answer never depends on its company.
 //
-// Thread-safety: Run, queue_length and Shutdown may be called from any
+// Thread-safety: Submit, queue_length and Shutdown may be called from any
 // thread at once.
 #pragma once
 
@@ -22,6 +22,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -49,12 +51,16 @@ class InferenceWorkers {
   // Shutdown, if not done yet.
   ~InferenceWorkers();
 
-  // Runs @main on `inputs` (one per parameter, in order, checked against
-  // the signature) on a worker, and returns the outputs (one per signature
-  // output) once it has run; throws the run's relay::Error. The calling
-  // thread waits (spinning briefly, then asleep). Throws kUsage once
-  // Shutdown has begun.
-  Tensors Run(Tensors inputs);
+  // What a request's run ends with: the outputs (one per signature output),
+  // or the run's relay::Error.
+  using Done = std::function<void(Tensors outputs, std::exception_ptr error)>;
+
+  // Queues a run of @main on `inputs` (one per parameter, in order, checked
+  // against the signature) and returns; `done` is called once it has run,
+  // on the worker's thread (it must not throw, and should not block: the
+  // worker's next request waits for it). Throws kUsage once Shutdown has
+  // begun, without calling `done`.
+  void Submit(Tensors inputs, Done done);
 
   // Requests queued and not yet taken by a worker.
   size_t queue_length() const;
@@ -76,7 +82,6 @@ class InferenceWorkers {
   std::condition_variable arrivals_;
   std::deque<std::shared_ptr<Job>> queue_;
   std::atomic<size_t> queued_{0};             // queue_.size(), read without the lock
-  std::atomic<size_t> callers_{0};            // threads waiting in Run
   std::atomic<bool> worker_spinning_{false};  // an idle worker spins for requests
   int collecting_ = -1;                       // the worker collecting a batch, or -1
   bool stopping_ = false;

@@ -1,13 +1,10 @@
 #include "serve/model_server.h"
 
-#include <httplib.h>
-
-#include <sys/socket.h>
+#include <boost/asio/post.hpp>
 
 #include <algorithm>
 #include <charconv>
 #include <chrono>
-#include <cstdlib>
 #include <thread>
 
 #include "relay/error.h"
@@ -20,244 +17,224 @@ namespace {
 
 constexpr const char* kJson = "application/json";
 
-// How much of a body past --max-body-bytes is read and dropped at least
-// before the 413 goes out (see the infer handler).
-constexpr size_t kMostDiscardedBytes = size_t{1} << 20;
+// Bodies up to this size are parsed on the HTTP loop that read them (a
+// millisecond or two at most); larger ones on a parsing thread, so that a
+// big body does not hold up the loop's other connections.
+constexpr size_t kLargestBodyParsedOnLoop = size_t{1} << 20;
 
 using Clock = std::chrono::steady_clock;
 
-}  // namespace
+HttpResponse Json(int status, std::string body) {
+  return HttpResponse{status, kJson, std::move(body), {}};
+}
 
-// httplib::Server with a deeper listen backlog: Debian's libcpp-httplib is
-// built with a backlog of 5 connections, and a burst of clients connecting
-// at once overflows it (Linux then drops their handshakes, and clients see
-// connections fail).
-class ModelServer::HttpServer : public httplib::Server {
- public:
-  void DeepenBacklog() {
-    // Linux lets listen() on a listening socket change its backlog.
-    ::listen(svr_sock_, SOMAXCONN);
-  }
+HttpResponse ErrorResponse(int status, const std::string& message) {
+  HttpResponse response = Json(status, EncodeError(message));
+  if (status == 503) response.headers.emplace_back("Retry-After", "1");
+  return response;
+}
+
+size_t DefaultHttpThreads() {
+  return std::max<size_t>(1, std::thread::hardware_concurrency() / 4);
+}
+
+// The parts of a /v2/models/... path: NAME, an optional version, and what
+// follows ("" for the metadata, "ready", "infer").
+struct ModelPath {
+  std::string name;
+  std::optional<std::string> version;
+  std::string action;
 };
 
-namespace {
-
-// The body's length as its Content-Length header says (0 without one).
-uint64_t DeclaredLength(const httplib::Request& request) {
-  return std::strtoull(request.get_header_value("Content-Length").c_str(), nullptr, 10);
-}
-
-void Answer(httplib::Response& response, int status, const std::string& body) {
-  response.status = status;
-  response.set_content(body, kJson);
+std::optional<ModelPath> ParseModelPath(std::string_view path) {
+  constexpr std::string_view kPrefix = "/v2/models/";
+  if (!path.starts_with(kPrefix)) return std::nullopt;
+  path.remove_prefix(kPrefix.size());
+  std::vector<std::string_view> parts;
+  while (true) {
+    size_t slash = path.find('/');
+    parts.push_back(path.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
+  }
+  if (std::any_of(parts.begin(), parts.end(), [](std::string_view part) { return part.empty(); }))
+    return std::nullopt;
+  ModelPath model{std::string(parts[0]), std::nullopt, ""};
+  size_t next = 1;
+  if (parts.size() >= 3 && parts[1] == "versions") {
+    model.version = std::string(parts[2]);
+    next = 3;
+  }
+  if (parts.size() == next + 1 && (parts[next] == "ready" || parts[next] == "infer")) {
+    model.action = std::string(parts[next]);
+  } else if (parts.size() != next) {
+    return std::nullopt;
+  }
+  return model;
 }
 
 }  // namespace
+
+// An inference request between its arrival and its answer.
+struct ModelServer::PendingInference {
+  explicit PendingInference(HttpResponder responder) : responder(std::move(responder)) {}
+  HttpResponder responder;
+  Clock::time_point arrived = Clock::now();
+  InferenceRequest request;  // its inputs handed to the workers
+};
 
 ModelServer::ModelServer(const Executable& executable, const ServerOptions& options)
     : options_(options),
       signature_(DescribeModel(executable, options.model_name)),
-      workers_(executable, options.workers, metrics_),
-      http_(std::make_unique<HttpServer>()) {
+      http_(std::make_unique<HttpServer>(
+          options.http, options.http_threads == 0 ? DefaultHttpThreads() : options.http_threads,
+          [this](HttpRequest request, HttpResponder responder) {
+            Handle(std::move(request), std::move(responder));
+          },
+          ErrorResponse)),
+      parsers_(std::make_unique<boost::asio::thread_pool>(
+          options.http_threads == 0 ? DefaultHttpThreads() : options.http_threads)),
+      workers_(executable, options.workers, metrics_) {
   if (options.workers.max_batch > 0 && !signature_.batchable) {
     throw Error(ErrorKind::kUsage,
                 "--max-batch: model '" + signature_.name +
                     "' cannot be batched: every input and output needs a leading ? dimension "
                     "to concatenate requests along");
   }
-  size_t threads = options.connection_threads;
-  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  http_->set_payload_max_length(options.max_body_bytes);
-  http_->set_keep_alive_max_count(size_t{1} << 30);
-  http_->set_keep_alive_timeout(2);
-  http_->set_tcp_nodelay(true);
-  AddRoutes();
 }
 
-ModelServer::~ModelServer() = default;
-
-std::string ModelServer::BodyTooLarge() const {
-  return "the request body is over " + std::to_string(options_.max_body_bytes) +
-         " bytes (--max-body-bytes)";
+ModelServer::~ModelServer() {
+  // Parsing threads hand requests to the workers: they stop first, then
+  // the workers finish every run, answering on connections that the HTTP
+  // server (destroyed last) still holds.
+  parsers_->join();
+  workers_.Shutdown();
 }
 
-void ModelServer::AddRoutes() {
-  // Any 4xx or 5xx that a handler did not answer itself (no route, a body
-  // over the limit, a malformed HTTP request) gets a JSON error too.
-  http_->set_error_handler([this](const httplib::Request& request, httplib::Response& response) {
-    if (!response.body.empty()) return;
-    std::string message;
-    if (response.status == 404) {
-      message = "no endpoint " + request.method + " " + request.path;
-    } else if (response.status == 413) {
-      message = BodyTooLarge();
-    } else {
-      message = "HTTP status " + std::to_string(response.status);
+void ModelServer::Handle(HttpRequest request, HttpResponder responder) {
+  const std::string& path = request.path;
+  if (request.method == "GET") {
+    if (path == "/v2/health/live") return responder.Send(Json(200, R"({"live":true})"));
+    if (path == "/v2/health/ready") return responder.Send(Json(200, R"({"ready":true})"));
+    if (path == "/v2") {
+      return responder.Send(Json(
+          200, R"({"name":"relay-vm","version":")" RELAY_VERSION_STRING R"(","extensions":[]})"));
     }
-    response.set_content(EncodeError(message), kJson);
-  });
-  http_->set_exception_handler(
-      [](const httplib::Request&, httplib::Response& response, std::exception_ptr error) {
-        std::string message = "internal error";
-        try {
-          std::rethrow_exception(error);
-        } catch (const std::exception& exception) {
-          message += std::string(": ") + exception.what();
-        } catch (...) {
-        }
-        Answer(response, 500, EncodeError(message));
-      });
+    if (path == "/metrics") {
+      return responder.Send(HttpResponse{200,
+                                         "text/plain; version=0.0.4",
+                                         metrics_.Render(signature_.name, workers_.queue_length(),
+                                                         in_flight_.load(), http_->stats()),
+                                         {}});
+    }
+  }
+  std::optional<ModelPath> model = ParseModelPath(path);
+  const bool known_endpoint =
+      model && (request.method == "GET" ? model->action != "infer"
+                                        : request.method == "POST" && model->action == "infer");
+  if (!known_endpoint)
+    return responder.Send(ErrorResponse(404, "no endpoint " + request.method + " " + path));
+  if (model->name != signature_.name) {
+    return responder.Send(ErrorResponse(
+        404, "unknown model '" + model->name + "' (this server serves '" + signature_.name + "')"));
+  }
+  if (model->version && *model->version != "1") {
+    return responder.Send(ErrorResponse(
+        404, "model '" + model->name + "' has no version '" + *model->version + "' (only '1')"));
+  }
+  if (model->action == "") return responder.Send(Json(200, EncodeModelMetadata(signature_)));
+  if (model->action == "ready") return responder.Send(Json(200, EncodeModelReady(signature_)));
+  Infer(std::move(request), std::move(responder));
+}
 
-  http_->Get("/v2/health/live", [](const httplib::Request&, httplib::Response& response) {
-    Answer(response, 200, R"({"live":true})");
-  });
-  http_->Get("/v2/health/ready", [](const httplib::Request&, httplib::Response& response) {
-    Answer(response, 200, R"({"ready":true})");
-  });
-  http_->Get("/v2", [](const httplib::Request&, httplib::Response& response) {
-    Answer(response, 200,
-           R"({"name":"relay-vm","version":")" RELAY_VERSION_STRING R"(","extensions":[]})");
-  });
-  http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
-    response.set_content(
-        metrics_.Render(signature_.name, workers_.queue_length(), in_flight_.load()),
-        "text/plain; version=0.0.4");
-  });
+void ModelServer::Infer(HttpRequest request, HttpResponder responder) {
+  in_flight_.fetch_add(1);
+  auto pending = std::make_shared<PendingInference>(std::move(responder));
+  if (request.body.size() <= kLargestBodyParsedOnLoop) {
+    ParseAndSubmit(std::move(pending), std::move(request));
+    return;
+  }
+  boost::asio::post(*parsers_,
+                    [this, pending = std::move(pending), request = std::move(request)]() mutable {
+                      ParseAndSubmit(std::move(pending), std::move(request));
+                    });
+}
 
-  // The model's own endpoints: NAME must be the served model's, and a
-  // version, if given, its only one ("1").
-  auto known_model = [this](const httplib::Request& request, httplib::Response& response) {
-    const std::string name = request.matches[1];
-    const std::string version = request.matches[2];
-    if (name != signature_.name) {
-      Answer(response, 404,
-             EncodeError("unknown model '" + name + "' (this server serves '" + signature_.name +
-                         "')"));
-      return false;
+void ModelServer::ParseAndSubmit(std::shared_ptr<PendingInference> pending, HttpRequest request) {
+  try {
+    const std::string* content_type = request.Header("Content-Type");
+    if (content_type != nullptr && content_type->starts_with("multipart/form-data"))
+      throw RequestError(400, "an inference request is a JSON body, not multipart form data");
+    std::optional<size_t> json_length;
+    if (const std::string* text = request.Header("Inference-Header-Content-Length")) {
+      size_t length = 0;
+      auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), length);
+      if (error != std::errc() || end != text->data() + text->size())
+        throw RequestError(
+            400, "Inference-Header-Content-Length must be a byte count, got '" + *text + "'");
+      json_length = length;
     }
-    if (request.matches[2].matched && version != "1") {
-      Answer(response, 404,
-             EncodeError("model '" + name + "' has no version '" + version + "' (only '1')"));
-      return false;
-    }
-    return true;
-  };
-  const std::string model_path = R"(/v2/models/([^/]+)(?:/versions/([^/]+))?)";
-  http_->Get(model_path,
-             [this, known_model](const httplib::Request& request, httplib::Response& response) {
-               if (known_model(request, response))
-                 Answer(response, 200, EncodeModelMetadata(signature_));
-             });
-  http_->Get(model_path + "/ready",
-             [this, known_model](const httplib::Request& request, httplib::Response& response) {
-               if (known_model(request, response))
-                 Answer(response, 200, EncodeModelReady(signature_));
-             });
-  // The body is read here rather than by httplib, which would parse a body
-  // sent as application/x-www-form-urlencoded (curl -d's default) as a form
-  // and refuse one over 8 KiB.
-  http_->Post(model_path + "/infer", [this, known_model](const httplib::Request& request,
-                                                         httplib::Response& response,
-                                                         const httplib::ContentReader& reader) {
-    Clock::time_point start = Clock::now();
-    in_flight_.fetch_add(1);
-    if (known_model(request, response)) {
+    pending->request = ParseInferenceRequest(request.body, signature_, json_length,
+                                             request.body.capacity() - request.body.size());
+    // The body's memory goes before the run.
+    request = HttpRequest();
+    Tensors inputs = std::move(pending->request.inputs);
+    workers_.Submit(std::move(inputs), [this, pending](Tensors outputs, std::exception_ptr error) {
       try {
-        if (request.is_multipart_form_data())
-          throw RequestError(400, "an inference request is a JSON body, not multipart form data");
-        std::string body;
-        bool over_limit = false;
-        size_t discarded = 0;
-        bool read = reader([&](const char* data, size_t length) {
-          over_limit = over_limit || body.size() + length > options_.max_body_bytes;
-          if (!over_limit) {
-            body.append(data, length);
-            return true;
-          }
-          // Past the limit the rest is read and dropped (up to as much
-          // again, and at least 1 MiB), so that the client, still sending,
-          // gets the 413 rather than a connection reset by unread bytes.
-          discarded += length;
-          return discarded <= std::max(options_.max_body_bytes, kMostDiscardedBytes);
-        });
-        // httplib's reader also stops at the limit (set_payload_max_length),
-        // with an empty body.
-        if (over_limit || DeclaredLength(request) > options_.max_body_bytes)
-          throw RequestError(413, BodyTooLarge());
-        if (!read) throw RequestError(400, "the request body could not be read");
-        std::optional<size_t> json_length;
-        if (request.has_header("Inference-Header-Content-Length")) {
-          const std::string text = request.get_header_value("Inference-Header-Content-Length");
-          size_t length = 0;
-          auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), length);
-          if (error != std::errc() || end != text.data() + text.size())
-            throw RequestError(
-                400, "Inference-Header-Content-Length must be a byte count, got '" + text + "'");
-          json_length = length;
-        }
-        InferenceRequest inference = ParseInferenceRequest(body, signature_, json_length);
-        Tensors outputs = workers_.Run(std::move(inference.inputs));
-        EncodedResponse encoded = EncodeInferenceResponse(signature_, inference, outputs);
-        if (encoded.json_length) {
-          response.status = 200;
-          response.set_header("Inference-Header-Content-Length",
-                              std::to_string(*encoded.json_length));
-          response.set_content(std::move(encoded.body), "application/octet-stream");
-        } else {
-          Answer(response, 200, encoded.body);
-        }
-      } catch (const RequestError& error) {
-        Answer(response, error.status(), EncodeError(error.what()));
-      } catch (const Error& error) {
+        if (error) std::rethrow_exception(error);
+        EncodedResponse encoded = EncodeInferenceResponse(signature_, pending->request, outputs);
+        outputs.clear();
+        if (!encoded.json_length) return Finish(*pending, Json(200, std::move(encoded.body)));
+        Finish(*pending, HttpResponse{200,
+                                      "application/octet-stream",
+                                      std::move(encoded.body),
+                                      {{"Inference-Header-Content-Length",
+                                        std::to_string(*encoded.json_length)}}});
+      } catch (const Error& failure) {
         // The inputs were checked against the signature, so a usage error
         // here is still the request's; anything else is the model's.
-        Answer(response, error.kind() == ErrorKind::kUsage ? 400 : 500,
-               EncodeError(error.message()));
-      } catch (const std::exception& error) {
-        Answer(response, 500, EncodeError(std::string("internal error: ") + error.what()));
+        Finish(*pending,
+               ErrorResponse(failure.kind() == ErrorKind::kUsage ? 400 : 500, failure.message()));
+      } catch (const std::exception& failure) {
+        Finish(*pending, ErrorResponse(500, std::string("internal error: ") + failure.what()));
       }
-    }
-    metrics_.RecordRequest(response.status,
-                           std::chrono::duration<double>(Clock::now() - start).count());
-    in_flight_.fetch_sub(1);
-  });
+    });
+  } catch (const RequestError& error) {
+    Finish(*pending, ErrorResponse(error.status(), error.what()));
+  } catch (const Error& error) {
+    // Submit refuses once the server is shutting down.
+    Finish(*pending, ErrorResponse(error.kind() == ErrorKind::kUsage ? 503 : 500, error.message()));
+  } catch (const std::exception& error) {
+    Finish(*pending, ErrorResponse(500, std::string("internal error: ") + error.what()));
+  }
+}
+
+void ModelServer::Finish(PendingInference& pending, HttpResponse response) {
+  metrics_.RecordRequest(response.status,
+                         std::chrono::duration<double>(Clock::now() - pending.arrived).count());
+  in_flight_.fetch_sub(1);
+  pending.responder.Send(std::move(response));
 }
 
 int ModelServer::Bind() {
-  int port = options_.port == 0
-                 ? http_->bind_to_any_port(options_.host)
-                 : (http_->bind_to_port(options_.host, options_.port) ? options_.port : -1);
-  if (port < 0) {
-    throw Error(ErrorKind::kUsage, "cannot listen on " + options_.host + ":" +
-                                       std::to_string(options_.port) +
-                                       " (address in use, or not this machine's?)");
-  }
-  http_->DeepenBacklog();
-  return port;
+  return http_->Bind(options_.host, options_.port);
 }
 
-void ModelServer::Serve() {
-  bool listening = true;
-  std::thread listener([&] {
-    http_->listen_after_bind();
-    std::lock_guard lock(mutex_);
-    listening = false;
-    changed_.notify_all();
-  });
-  std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return stop_requested_ || !listening; });
-  // httplib's stop() has no effect before its loop has started, so it is
-  // repeated until the loop has ended (it joins its HTTP threads first,
-  // which answers every request they hold).
-  while (listening) {
-    lock.unlock();
-    http_->stop();
-    lock.lock();
-    changed_.wait_for(lock, std::chrono::milliseconds(10), [&] { return !listening; });
+size_t ModelServer::Serve() {
+  http_->Start();
+  {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return stop_requested_; });
   }
-  lock.unlock();
-  listener.join();
-  workers_.Shutdown();
+  Clock::time_point deadline = Clock::now() + options_.shutdown_timeout;
+  http_->BeginShutdown();
+  http_->FinishShutdown(deadline);
+  size_t unanswered = in_flight_.load();
+  if (unanswered == 0) {
+    parsers_->join();
+    workers_.Shutdown();
+  }
+  return unanswered;
 }
 
 void ModelServer::Stop() {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 namespace relay::serve {
 
@@ -52,8 +53,8 @@ void ServeMetrics::RecordRun(size_t requests) {
   }
 }
 
-std::string ServeMetrics::Render(const std::string& model, size_t queue_length,
-                                 size_t in_flight) const {
+std::string ServeMetrics::Render(const std::string& model, size_t queue_length, size_t in_flight,
+                                 const HttpStats& connections) const {
   const std::string label = "model=\"" + LabelValue(model) + "\"";
   auto load = [](const std::atomic<uint64_t>& counter) {
     return std::to_string(counter.load(std::memory_order_relaxed));
@@ -97,6 +98,42 @@ std::string ServeMetrics::Render(const std::string& model, size_t queue_length,
   Family(out, "relay_serve_batched_requests_total", "counter",
          "Requests answered by a batched run.");
   out += "relay_serve_batched_requests_total{" + label + "} " + load(batched_requests_) + "\n";
+
+  auto metric = [&](const char* name, const char* type, const char* help,
+                    const std::atomic<uint64_t>& value) {
+    Family(out, name, type, help);
+    out += std::string(name) + "{" + label + "} " + load(value) + "\n";
+  };
+  metric("relay_serve_open_connections", "gauge", "Client connections open.",
+         connections.open_connections);
+  metric("relay_serve_connections_total", "counter", "Client connections accepted.",
+         connections.accepted);
+  metric("relay_serve_connections_refused_total", "counter",
+         "Connections refused (503) at --max-connections, no slow connection to close instead.",
+         connections.refused);
+  metric("relay_serve_connections_evicted_total", "counter",
+         "Connections closed before delivering a request, to make room for a new one.",
+         connections.evicted);
+  Family(out, "relay_serve_connection_timeouts_total", "counter",
+         "Connections cut by a deadline, by phase: header (--header-timeout), body "
+         "(--body-timeout), idle (--idle-timeout), write (--write-timeout).");
+  const std::pair<const char*, const std::atomic<uint64_t>*> phases[] = {
+      {"header", &connections.header_timeouts},
+      {"body", &connections.body_timeouts},
+      {"idle", &connections.idle_timeouts},
+      {"write", &connections.write_timeouts}};
+  for (const auto& [phase, count] : phases) {
+    out += "relay_serve_connection_timeouts_total{" + label + ",phase=\"" + phase + "\"} " +
+           load(*count) + "\n";
+  }
+  metric("relay_serve_malformed_requests_total", "counter",
+         "Requests refused for their framing before reaching a handler (400, 413, 431, 501).",
+         connections.malformed);
+  metric("relay_serve_inflight_bytes", "gauge",
+         "Request body bytes held by requests being read or answered.", connections.inflight_bytes);
+  metric("relay_serve_inflight_bytes_refusals_total", "counter",
+         "Requests refused (503) because their body would pass --max-inflight-bytes.",
+         connections.inflight_full);
   return out;
 }
 

@@ -1,6 +1,7 @@
 // The server's counters, exposed at GET /metrics in Prometheus's text
 // format: inference requests, failures by HTTP status, a latency histogram,
-// the queue's length, and what dynamic batching did.
+// the queue's length, what dynamic batching did, and what the connections
+// did (the HTTP layer's HttpStats: open, refused, cut by a deadline).
 //
 // Thread-safety: Record* may be called from any thread at once (atomics);
 // Render reads a consistent-enough snapshot (each counter exact, the set
@@ -12,6 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "serve/http_server.h"
 
 namespace relay::serve {
 
@@ -27,7 +30,8 @@ class ServeMetrics {
   // One run of the model over `requests` requests concatenated (1: alone).
   void RecordRun(size_t requests);
 
-  std::string Render(const std::string& model, size_t queue_length, size_t in_flight) const;
+  std::string Render(const std::string& model, size_t queue_length, size_t in_flight,
+                     const HttpStats& connections) const;
 
  private:
   std::atomic<uint64_t> requests_{0};

@@ -99,7 +99,9 @@ constexpr Subcommand kSubcommands[] = {
      "serve MODEL.relay|MODEL.onnx|MODEL.rbc [--params P.npz] [--byoc LIST] [--name NAME]\n"
      "             [--host 127.0.0.1] [--port 8000] [--workers N]\n"
      "             [--max-batch ROWS [--batch-timeout-us 500]] [--max-body-bytes 67108864]\n"
-     "             [--connections 128]\n\n"
+     "             [--max-connections 1024] [--max-inflight-bytes 4*max-body-bytes]\n"
+     "             [--header-timeout 10] [--body-timeout 30] [--idle-timeout 5]\n"
+     "             [--write-timeout 30] [--shutdown-timeout 5] [--http-threads N]\n\n"
      "Serves @main over the Open Inference Protocol (KServe v2) REST API, as Triton\n"
      "and KServe speak it: GET /v2/health/live, /v2/health/ready, /v2/models/NAME,\n"
      "/v2/models/NAME/ready; POST /v2/models/NAME/infer with JSON tensors (or\n"
@@ -111,9 +113,15 @@ constexpr Subcommand kSubcommands[] = {
      "that every input and output must have, up to ROWS rows, waiting at most\n"
      "--batch-timeout-us microseconds for a batch to fill; off by default. Bad\n"
      "requests get a 4xx answer and a runtime error in the model a 500, each with\n"
-     "a JSON body {\"error\": \"...\"}. SIGTERM or SIGINT stops accepting, answers\n"
-     "the requests received and exits 0. --byoc hands what external codegens run to\n"
-     "them, as 'run --byoc' does. See docs/serving.md.",
+     "a JSON body {\"error\": \"...\"}. Connections are cut when a request's headers\n"
+     "or body, or the next request on a kept-alive connection, or the reading of an\n"
+     "answer take longer than the timeouts (seconds); past --max-connections a new\n"
+     "connection closes the oldest one that has sent no complete request, or is\n"
+     "refused (503); bodies past --max-inflight-bytes in all are refused (503).\n"
+     "SIGTERM or SIGINT stops accepting, cuts connections without a complete request,\n"
+     "answers the requests received within --shutdown-timeout and exits 0 (1 if runs\n"
+     "were still going then). --byoc hands what external codegens run to them, as\n"
+     "'run --byoc' does. See docs/serving.md.",
      "serve a model over HTTP (KServe v2 / Triton inference protocol)", RunServeCommand, ""},
     {"check", "check FILE.relay|FILE.onnx",
      "type-check a Relay program and print each global's type", RunCheckCommand, ""},

@@ -3,6 +3,7 @@
 // clients with and without dynamic batching, results checked against a
 // softmax and a sum computed here, and stopping with requests in flight.
 #include "serve/model_server.h"
+#include "tests/serve/serve_test_support.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -19,48 +20,9 @@ namespace {
 
 using nlohmann::json;
 
-std::string Fixture(const std::string& name) {
-  return std::string(RELAY_TEST_FIXTURE_DIR) + "/serve/" + name;
-}
-
-// A server on a free loopback port, serving on its own thread until the
-// test ends (or calls Stop).
-class RunningServer {
- public:
-  RunningServer(const std::string& model, ServerOptions options)
-      : server_(Executable::Load(Fixture(model)), WithFreePort(std::move(options))),
-        port_(server_.Bind()),
-        serving_(std::async(std::launch::async, [this] { server_.Serve(); })) {}
-  ~RunningServer() {
-    server_.Stop();
-    serving_.wait();
-  }
-
-  httplib::Client Client() const {
-    httplib::Client client("127.0.0.1", port_);
-    client.set_read_timeout(60, 0);
-    return client;
-  }
-  ModelServer& server() { return server_; }
-  std::future<void>& serving() { return serving_; }
-
- private:
-  static ServerOptions WithFreePort(ServerOptions options) {
-    options.host = "127.0.0.1";
-    options.port = 0;
-    return options;
-  }
-
-  ModelServer server_;
-  int port_;
-  std::future<void> serving_;
-};
-
-ServerOptions Named(const std::string& name) {
-  ServerOptions options;
-  options.model_name = name;
-  return options;
-}
+using test_support::Fixture;
+using test_support::Named;
+using test_support::RunningServer;
 
 json RowsRequest(const std::vector<float>& values) {
   return {{"inputs",
@@ -167,7 +129,7 @@ TEST(ModelServer, AnswersEveryEndpoint) {
 
 TEST(ModelServer, AnswersBadRequestsWithAnErrorAndGoesOn) {
   ServerOptions options = Named("rows");
-  options.max_body_bytes = 4096;
+  options.http.max_body_bytes = 4096;
   RunningServer running("rows.relay", options);
   httplib::Client client = running.Client();
   const std::vector<std::tuple<std::string, std::string, int>> cases = {
@@ -385,6 +347,7 @@ TEST(ModelServer, RunsRequestsAloneWhenTheModelMixesRows) {
 TEST(ModelServer, StoppingAnswersEveryRequestInFlight) {
   ServerOptions options = Named("spin");
   options.workers.workers = 2;
+  options.shutdown_timeout = std::chrono::seconds(120);
   RunningServer running("spin.relay", options);
   constexpr int kRequests = 6;
   constexpr int kSteps = 1'000'000;
