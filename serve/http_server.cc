@@ -48,6 +48,9 @@ constexpr size_t kReadBufferBytes = size_t{64} << 10;
 // accept() failing for want of descriptors is retried after this, rather
 // than at once in a loop.
 constexpr auto kAcceptRetry = std::chrono::milliseconds(50);
+// How long a loop spins for an answer from another thread after handing a
+// request over (spin_for_answers).
+constexpr auto kSpinForAnswer = std::chrono::microseconds(300);
 
 // Beast's string_view (Boost's, in the Boost this builds with) as the
 // standard one.
@@ -112,6 +115,10 @@ struct HttpLoop {
   // What lingering closes read and drop.
   std::array<char, 16384> discarded;
   std::thread thread;
+  // Requests handed to their handler whose answer has not come back yet,
+  // and until when the loop spins for them rather than sleeping.
+  size_t awaiting_answers = 0;
+  Clock::time_point spin_until;
 
   bool on_this_thread() { return context.get_executor().running_in_this_thread(); }
   // The open connections, to go through while closing some.
@@ -124,8 +131,10 @@ struct HttpLoop {
 
 class HttpServer::Impl {
  public:
-  Impl(const HttpLimits& limits, size_t threads, Handler handler, ErrorResponse error_response)
+  Impl(const HttpLimits& limits, size_t threads, Handler handler, ErrorResponse error_response,
+       size_t spin_for_answers)
       : limits(limits),
+        spin_for_answers(spin_for_answers),
         handler(std::move(handler)),
         error_response(std::move(error_response)),
         inflight(limits.max_inflight_bytes, stats.inflight_bytes) {
@@ -140,8 +149,12 @@ class HttpServer::Impl {
   // Runs `work` on every loop's thread and waits for it.
   void OnEveryLoop(const std::function<void(HttpLoop&)>& work);
   void StopLoops();
+  // A loop's thread: runs its handlers, sleeping when there are none,
+  // except while it may spin for answers.
+  void Run(HttpLoop& loop);
 
   const HttpLimits limits;
+  const size_t spin_for_answers;
   const Handler handler;
   const ErrorResponse error_response;
   HttpStats stats;
@@ -196,6 +209,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void ReadBody();
   void OnReadFailed(beast::error_code error);
   void Dispatch();
+  // On the loop: the answer awaited since Dispatch is here.
+  void AnswerArrived();
   // Answers `status` with `message` and closes the connection (after
   // lingering, if the client may still be sending a body).
   void Refuse(int status, const std::string& message, bool linger);
@@ -241,6 +256,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   std::optional<http::response_serializer<http::string_body>> serializer_;
   std::list<HttpConnection*>::iterator waiting_position_;
   bool in_waiting_ = false;
+  bool awaiting_answer_ = false;  // counted in loop_.awaiting_answers
 };
 
 // ---- HttpRequest, HttpResponder ---------------------------------------------
@@ -467,6 +483,18 @@ void HttpConnection::Dispatch() {
   } catch (...) {
     // The handler's responder, destroyed unanswered, answers 500.
   }
+  if (phase() == Phase::kProcessing) {
+    // The answer comes from another thread.
+    awaiting_answer_ = true;
+    ++loop_.awaiting_answers;
+    loop_.spin_until = Clock::now() + kSpinForAnswer;
+  }
+}
+
+void HttpConnection::AnswerArrived() {
+  if (!awaiting_answer_) return;
+  awaiting_answer_ = false;
+  --loop_.awaiting_answers;
 }
 
 void HttpConnection::Refuse(int status, const std::string& message, bool linger) {
@@ -510,6 +538,7 @@ void HttpConnection::Respond(HttpResponse response) {
 
 void HttpConnection::AfterDirectWrite(beast::error_code error) {
   if (phase() != Phase::kProcessing) return;
+  AnswerArrived();
   if (!error) {
     SetPhase(Phase::kWriting);
     AfterWrite();
@@ -522,6 +551,7 @@ void HttpConnection::AfterDirectWrite(beast::error_code error) {
 }
 
 void HttpConnection::StartWriting() {
+  AnswerArrived();
   SetPhase(Phase::kWriting);
   WriteSome();
 }
@@ -732,6 +762,19 @@ void HttpServer::Impl::StopLoops() {
   }
 }
 
+void HttpServer::Impl::Run(HttpLoop& loop) {
+  asio::io_context& context = loop.context;
+  while (!context.stopped()) {
+    if (loop.awaiting_answers > 0 && loop.awaiting_answers <= spin_for_answers &&
+        Clock::now() < loop.spin_until) {
+      // Handlers ready now, and sockets ready now, without sleeping.
+      if (context.poll() == 0) std::this_thread::yield();
+      continue;
+    }
+    context.run_one();
+  }
+}
+
 HttpServer::Impl::~Impl() {
   StopLoops();
   // The loops' threads are gone: what they owned is released here.
@@ -740,9 +783,9 @@ HttpServer::Impl::~Impl() {
 }
 
 HttpServer::HttpServer(const HttpLimits& limits, size_t threads, Handler handler,
-                       ErrorResponse error_response)
-    : impl_(
-          std::make_unique<Impl>(limits, threads, std::move(handler), std::move(error_response))) {}
+                       ErrorResponse error_response, size_t spin_for_answers)
+    : impl_(std::make_unique<Impl>(limits, threads, std::move(handler), std::move(error_response),
+                                   spin_for_answers)) {}
 
 HttpServer::~HttpServer() = default;
 
@@ -794,7 +837,7 @@ void HttpServer::Start() {
   impl_->started = true;
   for (const std::unique_ptr<HttpLoop>& loop : impl_->loops) {
     loop->work.emplace(loop->context.get_executor());
-    loop->thread = std::thread([context = &loop->context] { context->run(); });
+    loop->thread = std::thread([impl = impl_.get(), loop = loop.get()] { impl->Run(*loop); });
   }
   asio::post(impl_->loops.front()->context, [impl = impl_.get()] { impl->Accept(); });
 }

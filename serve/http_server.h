@@ -124,8 +124,12 @@ class HttpServer {
   // The body of an error the server answers itself (413, 408, ...).
   using ErrorResponse = std::function<HttpResponse(int status, const std::string& message)>;
 
+  // `spin_for_answers`: while a loop awaits at most this many answers from
+  // other threads (the inference workers, say), it spins for them a moment
+  // before sleeping, as the workers spin for requests: waking a sleeping
+  // thread costs tens of microseconds on a virtual machine. 0: never.
   HttpServer(const HttpLimits& limits, size_t threads, Handler handler,
-             ErrorResponse error_response);
+             ErrorResponse error_response, size_t spin_for_answers = 0);
   // Stops the loops and closes every connection; FinishShutdown first for
   // a graceful end.
   ~HttpServer();

@@ -91,7 +91,10 @@ ModelServer::ModelServer(const Executable& executable, const ServerOptions& opti
           [this](HttpRequest request, HttpResponder responder) {
             Handle(std::move(request), std::move(responder));
           },
-          ErrorResponse)),
+          ErrorResponse,
+          // Without batching, an answer comes back in about a model run;
+          // with it, a batch's timeout later, too long to spin for.
+          options.workers.max_batch > 0 ? 0 : options.workers.workers)),
       parsers_(std::make_unique<boost::asio::thread_pool>(
           options.http_threads == 0 ? DefaultHttpThreads() : options.http_threads)),
       workers_(executable, options.workers, metrics_) {
