@@ -29,6 +29,13 @@ build/bench-models/):
   lstm  bench/serve/lstm_batch_first.relay, LSTM 128/128 (lstm_128's weights),
         batch first; a request is one sequence of 16 steps.
 
+With --slow-clients M (300 by default; 0: none), each model gets one more row,
+without batching at 8 clients: the same load with M more connections held open
+for the whole run, each sending a request's first line and then one header
+line a second, never finishing (the clients that stalled the server while it
+had a thread per connection).
+
+--relay-vm PATH measures another build of relay-vm (an older one, to compare).
 --update-docs writes the table into docs/serving.md.
 """
 
@@ -190,7 +197,7 @@ def server_time(server, case):
 
 def measure(args):
     os.makedirs(OUT, exist_ok=True)
-    relay_vm = os.path.join(BUILD, "relay-vm")
+    relay_vm = args.relay_vm
     rows = []
     overheads = []
     for case in (mlp_case(), lstm_case()):
@@ -214,7 +221,15 @@ def measure(args):
                                          "--seconds", str(args.seconds)], args)
                     print(f"{case['name']} batching={batching} clients={clients}: {result}",
                           file=sys.stderr)
-                    rows.append((case["title"], batching, clients, result))
+                    rows.append((case["title"], batching, str(clients), result))
+                if not batching and args.slow_clients > 0:
+                    result = serve_load(["http", "--port", str(server.port), "--model", case["name"],
+                                         "--body", body_path, "--clients", "8",
+                                         "--slow-clients", str(args.slow_clients),
+                                         "--seconds", str(args.seconds)], args)
+                    print(f"{case['name']} clients=8 slow={args.slow_clients}: {result}",
+                          file=sys.stderr)
+                    rows.append((case["title"], batching, f"8, and {args.slow_clients} slow", result))
             finally:
                 server.stop()
     return rows, overheads
@@ -236,7 +251,7 @@ def table(rows, overheads, args):
                      f"{http_alone:.1f} | {direct_mean:.1f} | {inside:.1f} | "
                      f"{inside - direct_mean:.1f} | {protocol:.1f} |")
     lines += ["", f"Measured by `/usr/bin/python3 bench/serve/run.py --seconds {args.seconds:g} "
-              f"--threads {args.threads}` on {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}; "
+              f"--threads {args.threads} --slow-clients {args.slow_clients}` on {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}; "
               "the clients and the server share the machine."]
     return "\n".join(lines)
 
@@ -247,6 +262,10 @@ def main():
     parser.add_argument("--clients", default="1,8,64", help="concurrent clients (1,8,64)")
     parser.add_argument("--threads", type=int, default=1,
                         help="kernel threads per worker and for the direct runs (RELAY_NUM_THREADS, 1)")
+    parser.add_argument("--slow-clients", type=int, default=300,
+                        help="slow connections held open in the extra row (300; 0: no such row)")
+    parser.add_argument("--relay-vm", default=os.path.join(BUILD, "relay-vm"),
+                        help="the relay-vm binary to measure (build/release/relay-vm)")
     parser.add_argument("--update-docs", action="store_true", help="write docs/serving.md's table")
     args = parser.parse_args()
     args.clients = [int(each) for each in args.clients.split(",")]

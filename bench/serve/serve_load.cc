@@ -1,6 +1,7 @@
 // The bounded load client of bench/serve/ (run.py drives it).
 //
 //   serve_load http --port P --model NAME (--body FILE.json | --health) --clients N --seconds S
+//                   [--slow-clients M]
 //   serve_load direct --program M.relay [--params P.npz] --body FILE.json --seconds S
 //   serve_load protocol --program M.relay [--params P.npz] --body FILE.json --seconds S
 //
@@ -13,9 +14,16 @@
 // inputs run by relay::VirtualMachine::Invoke in a loop, the floor that the
 // server's overhead is measured from. protocol: the request parsed into
 // tensors and the answer encoded, in a loop (the JSON's share of the
-// overhead). Each prints one JSON line:
+// overhead). With --slow-clients M (http mode), M more connections are
+// held open for the whole run, each sending a request's first line and
+// then one header line a second, never finishing: the clients a
+// thread-per-connection server stalls on. Each prints one JSON line:
 // {"requests", "errors", "seconds", "throughput", "mean_us", "p50_us", "p90_us", "p99_us"}.
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -47,6 +55,7 @@ struct Options {
   std::string program;
   std::string params;
   int clients = 1;
+  int slow_clients = 0;
   double seconds = 5;
   bool health = false;  // GET /v2/health/live instead: HTTP's own round trip
   // The body is binary-data JSON of this length and tensors' bytes (sent
@@ -83,6 +92,8 @@ Options Parse(int argc, char** argv) {
       options.params = value;
     } else if (argument == "--clients") {
       options.clients = std::stoi(value);
+    } else if (argument == "--slow-clients") {
+      options.slow_clients = std::stoi(value);
     } else if (argument == "--json-length") {
       options.json_length = std::stoul(value);
     } else if (argument == "--seconds") {
@@ -93,6 +104,8 @@ Options Parse(int argc, char** argv) {
   }
   if (options.body_path.empty() && !options.health) Fail("give --body FILE.json");
   if (options.clients < 1 || options.clients > 1024) Fail("--clients takes 1 to 1024");
+  if (options.slow_clients < 0 || options.slow_clients > 10000)
+    Fail("--slow-clients takes 0 to 10000");
   return options;
 }
 
@@ -127,7 +140,50 @@ void Report(std::vector<double> latencies_us, uint64_t errors, double seconds) {
   std::cout << report.dump() << std::endl;
 }
 
+// Connections that send a request's first line, then a header line per
+// connection each second (spread over the second), and never finish, until
+// destroyed.
+class SlowClients {
+ public:
+  SlowClients(int port, int count) {
+    for (int index = 0; index < count; ++index) {
+      int connection = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in address{};
+      address.sin_family = AF_INET;
+      address.sin_port = htons(static_cast<uint16_t>(port));
+      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      if (::connect(connection, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
+        Fail("a slow client could not connect");
+      sockets_.push_back(connection);
+      Send(connection, "POST /v2/models/slow/infer HTTP/1.1\r\n");
+    }
+    if (count > 0) thread_ = std::thread([this] { Trickle(); });
+  }
+  ~SlowClients() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+    for (int connection : sockets_) ::close(connection);
+  }
+
+ private:
+  static void Send(int connection, const std::string& text) {
+    ::send(connection, text.data(), text.size(), MSG_NOSIGNAL);
+  }
+  void Trickle() {
+    const auto gap = std::chrono::microseconds(1'000'000 / sockets_.size());
+    for (size_t line = 0; !stop_.load(); ++line) {
+      Send(sockets_[line % sockets_.size()], "X-Slow-" + std::to_string(line) + ": 1\r\n");
+      std::this_thread::sleep_for(gap);
+    }
+  }
+
+  std::vector<int> sockets_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
 int RunHttp(const Options& options) {
+  SlowClients slow_clients(options.port, options.slow_clients);
   const std::string body = options.health ? "" : ReadFile(options.body_path);
   const std::string path = "/v2/models/" + options.model + "/infer";
   httplib::Headers headers;
