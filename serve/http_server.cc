@@ -658,11 +658,14 @@ void HttpConnection::OnDeadline(Deadline kind) {
     case Deadline::kBody:
       (kind == Deadline::kHeader ? stats.header_timeouts : stats.body_timeouts)
           .fetch_add(1, std::memory_order_relaxed);
-      // The read in progress ends with operation_aborted, and its handler
-      // answers 408 (OnReadFailed).
+      // The read in progress ends, and its handler answers 408
+      // (OnReadFailed). Cancelling alone would not do: Beast's reads are
+      // several reads each, and one issued after the cancel would wait on;
+      // with the receiving side shut, every later read ends at once.
       timed_out_ = kind;
       {
         beast::error_code ignored;
+        socket_.shutdown(tcp::socket::shutdown_receive, ignored);
         socket_.cancel(ignored);
       }
       return;

@@ -28,17 +28,33 @@ using relay::serve::HttpResponder;
 using relay::serve::HttpResponse;
 using relay::serve::HttpServer;
 
+// Connections this fuzzer opened (Connect), to compare with the server's.
+uint64_t connections_made = 0;
+
+// The server, for the whole run (held here, so never reported as a leak).
+std::unique_ptr<HttpServer>& Server() {
+  static std::unique_ptr<HttpServer> server;
+  return server;
+}
+
 [[noreturn]] void Fail(const char* what, const std::string& detail) {
   std::fprintf(stderr, "http_connection_fuzzer: %s\n%s\n", what, detail.c_str());
+  if (Server()) {
+    const relay::serve::HttpStats& stats = Server()->stats();
+    std::fprintf(stderr, "server: %llu connections open, %llu accepted of %llu, %llu refused\n",
+                 static_cast<unsigned long long>(stats.open_connections.load()),
+                 static_cast<unsigned long long>(stats.accepted.load()),
+                 static_cast<unsigned long long>(connections_made),
+                 static_cast<unsigned long long>(stats.refused.load()));
+  }
   std::abort();
 }
 
 // A server whose handler answers with what it was sent, so that every
 // path through the connection (bodies, chunks, pipelining) is taken.
 int ServerPort() {
-  // Held here for the whole run, so that it is never reported as a leak.
-  static std::unique_ptr<HttpServer> server;
   static const int port = [] {
+    std::unique_ptr<HttpServer>& server = Server();
     HttpLimits limits;
     limits.max_body_bytes = size_t{1} << 20;
     limits.max_inflight_bytes = size_t{2} << 20;
@@ -65,8 +81,28 @@ int ServerPort() {
   return port;
 }
 
+// Closes a connection the server has closed already, with a reset rather
+// than a FIN, so that it leaves no TIME_WAIT state behind (see Connect).
+void CloseAbruptly(int connection) {
+  linger abrupt{1, 0};
+  ::setsockopt(connection, SOL_SOCKET, SO_LINGER, &abrupt, sizeof abrupt);
+  ::close(connection);
+}
+
 int Connect(int port) {
+  ++connections_made;
   int connection = ::socket(AF_INET, SOCK_STREAM, 0);
+  // A run opens hundreds of thousands of connections, and from one source
+  // address the TIME_WAIT states of the closed ones would soon hold every
+  // ephemeral port: new connections then reuse ports still in TIME_WAIT,
+  // and the kernel stalls them for seconds. Each comes from another of
+  // loopback's addresses (127.1.0.1 to 127.1.255.254) instead.
+  sockaddr_in source{};
+  source.sin_family = AF_INET;
+  source.sin_addr.s_addr =
+      htonl((127u << 24) | (1u << 16) | static_cast<uint32_t>(connections_made % 65534 + 1));
+  if (::bind(connection, reinterpret_cast<sockaddr*>(&source), sizeof source) != 0)
+    Fail("cannot bind a loopback source address", "");
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(port));
@@ -109,7 +145,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   ::shutdown(connection, SHUT_WR);
   std::string answer = ReadUntilClosed(connection, input);
-  ::close(connection);
+  CloseAbruptly(connection);
   if (!answer.empty() && answer.rfind("HTTP/1.", 0) != 0)
     Fail("an answer that is not HTTP", answer.substr(0, 200));
 
@@ -120,7 +156,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       static_cast<ssize_t>(request.size()))
     Fail("cannot send a probe", input);
   std::string probed = ReadUntilClosed(probe, input);
-  ::close(probe);
+  CloseAbruptly(probe);
   if (probed.rfind("HTTP/1.1 200 ", 0) != 0) Fail("the server stopped answering", probed);
   return 0;
 }
