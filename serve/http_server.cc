@@ -510,6 +510,9 @@ void HttpConnection::Refuse(int status, const std::string& message, bool linger)
 
 void HttpConnection::Respond(HttpResponse response) {
   if (phase() != Phase::kProcessing) return;
+  // The request's bytes are done with once it is answered (the request
+  // owns the reservation until now, on whichever thread answers).
+  reservation_.Reset();
   keep_alive_ = keep_alive_ && !server_.stopping.load(std::memory_order_relaxed);
   response_ = {};
   response_.version(version_);
@@ -576,7 +579,6 @@ void HttpConnection::AfterWrite() {
   CancelDeadline();
   serializer_.reset();
   response_ = {};
-  reservation_.Reset();
   if (keep_alive_ && !server_.stopping.load(std::memory_order_relaxed)) {
     ReadRequest(/*first=*/false);
   } else if (linger_) {

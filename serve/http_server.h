@@ -52,7 +52,7 @@ struct HttpLimits {
   size_t max_connections = 1024;
   size_t max_header_bytes = size_t{16} << 10;  // request line and headers
   size_t max_body_bytes = size_t{64} << 20;
-  // Request bodies held at once (being read, or answered), over every
+  // Request bodies held at once (being read, or not yet answered), over every
   // connection: a body that would take them past this is refused (503).
   size_t max_inflight_bytes = size_t{256} << 20;
   std::chrono::milliseconds header_timeout{10'000};
