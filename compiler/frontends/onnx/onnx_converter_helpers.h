@@ -1,10 +1,14 @@
 // What the converters share: writing Relay text (calls, literals, lists),
 // reading inputs and constants, and refusing what cannot be converted.
-// The converters themselves are onnx_converters.cc (the table and most
-// operators), onnx_recurrent.cc (LSTM, GRU, RNN), onnx_control_flow.cc
-// (If, Loop, Scan), onnx_index_converters.cc (GatherElements, OneHot,
-// Hardmax, Trilu, EyeLike, ReverseSequence, CumSum), onnx_normalization.cc
-// and onnx_einsum.cc.
+// The converters themselves are onnx_elementwise.cc (elementwise operators
+// and activations), onnx_products.cc (Gemm, MatMul, convolution, pooling),
+// onnx_shape_converters.cc (data movement, shapes, constants),
+// onnx_slice_converters.cc (Slice, Split, Pad), onnx_reductions.cc,
+// onnx_resize.cc (Resize, Upsample), onnx_recurrent.cc (LSTM, GRU, RNN),
+// onnx_control_flow.cc (If, Loop, Scan), onnx_index_converters.cc
+// (GatherElements, OneHot, Hardmax, Trilu, EyeLike, ReverseSequence,
+// CumSum), onnx_normalization.cc and onnx_einsum.cc; onnx_converters.cc
+// holds the table they are added to.
 #pragma once
 
 #include <map>
@@ -122,6 +126,12 @@ std::string ReshapedTo(const std::string& data, const ShapeEntries& entries);
 
 // The converters of the files named above, added to the table by
 // onnx_converters.cc.
+void AddElementwiseConverters(std::map<std::string, Converter>& converters);
+void AddProductConverters(std::map<std::string, Converter>& converters);
+void AddShapeConverters(std::map<std::string, Converter>& converters);
+void AddSliceConverters(std::map<std::string, Converter>& converters);
+void AddReductionConverters(std::map<std::string, Converter>& converters);
+void AddResizeConverters(std::map<std::string, Converter>& converters);
 void AddRecurrentConverters(std::map<std::string, Converter>& table);
 void AddControlFlowConverters(std::map<std::string, Converter>& table);
 void AddIndexConverters(std::map<std::string, Converter>& table);
