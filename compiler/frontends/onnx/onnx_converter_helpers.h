@@ -7,7 +7,8 @@
 // onnx_resize.cc (Resize, Upsample), onnx_recurrent.cc (LSTM, GRU, RNN),
 // onnx_control_flow.cc (If, Loop, Scan), onnx_index_converters.cc
 // (GatherElements, OneHot, Hardmax, Trilu, EyeLike, ReverseSequence,
-// CumSum), onnx_normalization.cc and onnx_einsum.cc; onnx_converters.cc
+// CumSum), onnx_normalization.cc, onnx_einsum.cc and onnx_losses.cc
+// (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss); onnx_converters.cc
 // holds the table they are added to.
 #pragma once
 
@@ -137,5 +138,6 @@ void AddControlFlowConverters(std::map<std::string, Converter>& table);
 void AddIndexConverters(std::map<std::string, Converter>& table);
 void AddNormalizationConverters(std::map<std::string, Converter>& table);
 void AddEinsumConverter(std::map<std::string, Converter>& table);
+void AddLossConverters(std::map<std::string, Converter>& table);
 
 }  // namespace relay::onnx_import

@@ -24,6 +24,7 @@ const std::map<std::string, Converter>& Table() {
     AddIndexConverters(converters);
     AddNormalizationConverters(converters);
     AddEinsumConverter(converters);
+    AddLossConverters(converters);
     return converters;
   }();
   return table;
