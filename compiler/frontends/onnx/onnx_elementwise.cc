@@ -414,6 +414,17 @@ void AddElementwiseConverters(std::map<std::string, Converter>& converters) {
                     Call("sqrt", {Call("divide", {Call("subtract", {Literal(context, 1), x}),
                                                   Call("add", {Literal(context, 1), x})})}))});
   });
+  converters["Selu"] = Formula([](ConvertContext& context, const std::string& x) {
+    const double alpha = context.FloatAttribute("alpha", 1.67326319217681884765625f);
+    const double gamma = context.FloatAttribute("gamma", 1.05070102214813232421875f);
+    // gamma * (x for x > 0, else alpha * (exp(x) - 1))
+    return Call(
+        "multiply",
+        {Literal(context, gamma),
+         Where(Call("greater", {x, Literal(context, 0)}), x,
+               Call("multiply", {Literal(context, alpha),
+                                 Call("subtract", {Call("exp", {x}), Literal(context, 1)})}))});
+  });
   converters["Shrink"] = Formula([](ConvertContext& context, const std::string& x) {
     const double lambd = context.FloatAttribute("lambd", 0.5f);
     const double bias = context.FloatAttribute("bias", 0.0f);

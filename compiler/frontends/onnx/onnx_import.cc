@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "compiler/frontends/onnx/onnx_converter_helpers.h"
+#include "compiler/frontends/onnx/onnx_legacy_opsets.h"
 #include "compiler/frontends/onnx/onnx_opset18.h"
 #include "compiler/frontends/onnx/onnx_tensors.h"
 #include "relay/error.h"
@@ -21,8 +22,10 @@ namespace relay::onnx_import {
 
 namespace {
 
-// The default domain's opsets the converters are written for.
-constexpr int64_t kMinimumOpset = 7;
+// The default domain's opsets the converters read: written for 7 on; the
+// forms of opsets 1-6 that differ are refused node by node
+// (onnx_legacy_opsets.h).
+constexpr int64_t kMinimumOpset = 1;
 constexpr int64_t kMaximumOpset = 18;
 
 bool IsIdentifierStart(char c) {
@@ -533,6 +536,12 @@ void Importer::ConvertNode(const onnx::NodeProto& node) {
     problems_.push_back(label + ": no converter for " + op);
     unsupported_operators_.insert(op);
     return poison();
+  }
+  if (opset_ < 7) {
+    if (std::optional<std::string> problem = LegacyFormProblem(node, opset_)) {
+      problems_.push_back(label + ": " + *problem);
+      return poison();
+    }
   }
   std::vector<OnnxValue> results;
   try {
