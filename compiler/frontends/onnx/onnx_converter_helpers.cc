@@ -146,8 +146,34 @@ double FloatValue(const Tensor& tensor) {
       return double(tensor.data<int64_t>()[0]);
     case DType::kInt32:
       return double(tensor.data<int32_t>()[0]);
+    case DType::kInt16:
+      return double(tensor.data<int16_t>()[0]);
+    case DType::kInt8:
+      return double(tensor.data<int8_t>()[0]);
+    case DType::kUInt8:
+      return double(tensor.data<uint8_t>()[0]);
+    case DType::kFloat16:
+      return double(static_cast<float>(tensor.data<Float16>()[0]));
     default:
       Refuse("a numeric scalar was expected");
+  }
+}
+
+std::string LiteralOf(DType dtype, double value) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return FloatText(value);
+    case DType::kFloat64:
+      return Float64Text(value);
+    case DType::kInt64:
+      return std::to_string(int64_t(value)) + "i64";
+    case DType::kInt32:
+      return std::to_string(int64_t(value));
+    case DType::kBool:
+      Refuse("a bool value where a number was expected");
+    default:
+      return Call("cast", {std::to_string(int64_t(value)) + "i64"},
+                  {"dtype=\"" + std::string(DTypeName(dtype)) + "\""});
   }
 }
 

@@ -8,8 +8,9 @@
 // onnx_control_flow.cc (If, Loop, Scan), onnx_index_converters.cc
 // (GatherElements, OneHot, Hardmax, Trilu, EyeLike, ReverseSequence,
 // CumSum), onnx_normalization.cc, onnx_einsum.cc and onnx_losses.cc
-// (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss); onnx_converters.cc
-// holds the table they are added to.
+// (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss), onnx_signal.cc
+// (windows) and onnx_scatter.cc (ScatterElements, ScatterND);
+// onnx_converters.cc holds the table they are added to.
 #pragma once
 
 #include <map>
@@ -68,8 +69,12 @@ std::vector<int64_t> StaticShapeOf(const ConvertContext& context, size_t index);
 // A constant integer tensor's values (Unsupported for other dtypes).
 std::vector<int64_t> IntValues(const Tensor& tensor);
 
-// A constant numeric scalar's value.
+// A constant numeric scalar's value (any dtype but bool).
 double FloatValue(const Tensor& tensor);
+
+// A literal of `value` in `dtype` (a cast of an int64 literal for the
+// dtypes without literals of their own; Unsupported for bool).
+std::string LiteralOf(DType dtype, double value);
 
 // The product of `dims` (known, non-negative dimensions); Unsupported where
 // it overflows int64 (a malformed model's declared shape).
@@ -139,5 +144,7 @@ void AddIndexConverters(std::map<std::string, Converter>& table);
 void AddNormalizationConverters(std::map<std::string, Converter>& table);
 void AddEinsumConverter(std::map<std::string, Converter>& table);
 void AddLossConverters(std::map<std::string, Converter>& table);
+void AddSignalConverters(std::map<std::string, Converter>& table);
+void AddScatterConverters(std::map<std::string, Converter>& table);
 
 }  // namespace relay::onnx_import

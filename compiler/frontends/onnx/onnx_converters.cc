@@ -25,6 +25,8 @@ const std::map<std::string, Converter>& Table() {
     AddNormalizationConverters(converters);
     AddEinsumConverter(converters);
     AddLossConverters(converters);
+    AddSignalConverters(converters);
+    AddScatterConverters(converters);
     return converters;
   }();
   return table;

@@ -87,14 +87,28 @@ std::vector<OnnxValue> ConvertIdentity(ConvertContext& context) {
   return {value};
 }
 
+// Dropout in inference keeps every element, and so does training with a
+// ratio of 0; the mask (bool from opset 10, the data's type before) is
+// then all true. Training with another ratio drops at random: refused.
 std::vector<OnnxValue> ConvertDropout(ConvertContext& context) {
-  if (context.node().output_size() > 1 && !context.node().output(1).empty()) {
-    Refuse("its mask output is not supported (inference only)");
+  if (context.opset() >= 12 && context.HasInput(2)) {
+    const relay::Tensor& mode = *context.Constant(2);
+    if (mode.element_count() != 1) Refuse("training_mode must be a scalar");
+    const bool training =
+        mode.dtype() == DType::kBool ? mode.data<bool>()[0] : FloatValue(mode) != 0;
+    const double ratio = context.HasInput(1) ? FloatValue(*context.Constant(1)) : 0.5;
+    if (training && ratio != 0) Refuse("training mode (dropping at random) is not supported");
   }
-  if (context.opset() >= 12 && context.HasInput(2) && IntValues(*context.Constant(2)).at(0) != 0) {
-    Refuse("training mode is not supported");
+  std::vector<OnnxValue> outputs = ConvertIdentity(context);
+  if (context.node().output_size() > 1 && context.OutputUsed(1)) {
+    const OnnxValue& data = context.Input(0);
+    const std::string ones = Call("ones_like", {context.Tensor(0)});
+    OnnxValue mask =
+        Shaped(context.opset() >= 10 ? Call("cast", {ones}, {"dtype=\"bool\""}) : ones, data.shape);
+    mask.dtype = context.opset() >= 10 ? DType::kBool : data.dtype;
+    outputs.push_back(mask);
   }
-  return ConvertIdentity(context);
+  return outputs;
 }
 
 // The range of an integer dtype's values.

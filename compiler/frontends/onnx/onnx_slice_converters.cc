@@ -235,9 +235,10 @@ std::vector<OnnxValue> ConvertPad(ConvertContext& context) {
   widths += "]";
   const std::string mode = context.StringAttribute("mode", "constant");
   if (mode != "constant" && mode != "edge" && mode != "reflect") Refuse("mode " + mode);
-  std::string value = Literal(context, 0);
+  const DType dtype = context.Input(0).dtype;
+  std::string value = LiteralOf(dtype, 0);
   if (context.opset() < 11) {
-    value = Literal(context, context.FloatAttribute("value", 0.0f));
+    value = LiteralOf(dtype, context.FloatAttribute("value", 0.0f));
   } else if (context.HasInput(2)) {
     value = context.Tensor(2);
   }
