@@ -9,7 +9,8 @@
 // (GatherElements, OneHot, Hardmax, Trilu, EyeLike, ReverseSequence,
 // CumSum), onnx_normalization.cc, onnx_einsum.cc and onnx_losses.cc
 // (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss), onnx_signal.cc
-// (windows) and onnx_scatter.cc (ScatterElements, ScatterND);
+// (windows), onnx_scatter.cc (ScatterElements, ScatterND) and
+// onnx_quantization.cc (QuantizeLinear, DequantizeLinear, ...);
 // onnx_converters.cc holds the table they are added to.
 #pragma once
 
@@ -146,5 +147,6 @@ void AddEinsumConverter(std::map<std::string, Converter>& table);
 void AddLossConverters(std::map<std::string, Converter>& table);
 void AddSignalConverters(std::map<std::string, Converter>& table);
 void AddScatterConverters(std::map<std::string, Converter>& table);
+void AddQuantizationConverters(std::map<std::string, Converter>& table);
 
 }  // namespace relay::onnx_import

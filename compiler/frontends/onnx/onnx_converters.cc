@@ -27,6 +27,7 @@ const std::map<std::string, Converter>& Table() {
     AddLossConverters(converters);
     AddSignalConverters(converters);
     AddScatterConverters(converters);
+    AddQuantizationConverters(converters);
     return converters;
   }();
   return table;

@@ -49,6 +49,20 @@ std::optional<OnnxValue> FoldIntegers(const ConvertContext& context, const std::
   return ConstantValue(result);
 }
 
+// Neg of an int64 constant folds too (LayerNormalization's function body
+// counts its reduced axes as the negated axis).
+std::vector<OnnxValue> ConvertNeg(ConvertContext& context) {
+  const OnnxValue& x = context.Input(0);
+  if (x.constant && x.constant->dtype() == DType::kInt64) {
+    Ref<Tensor> result = Tensor::Empty(HostDevice(), x.constant->shape(), DType::kInt64);
+    for (int64_t index = 0; index < x.constant->element_count(); ++index)
+      result->data<int64_t>()[index] = -x.constant->data<int64_t>()[index];
+    result->MarkImmutable();
+    return {ConstantValue(result)};
+  }
+  return Unary("negative")(context);
+}
+
 Converter Binary(const std::string& op) {
   return [op](ConvertContext& context) {
     if (std::optional<OnnxValue> folded = FoldIntegers(context, op))
@@ -290,7 +304,6 @@ void AddElementwiseConverters(std::map<std::string, Converter>& converters) {
                                                         {"Log", "log"},
                                                         {"Sqrt", "sqrt"},
                                                         {"Abs", "abs"},
-                                                        {"Neg", "negative"},
                                                         {"Floor", "floor"},
                                                         {"Ceil", "ceil"},
                                                         {"Erf", "erf"},
@@ -362,6 +375,7 @@ void AddElementwiseConverters(std::map<std::string, Converter>& converters) {
     return Call("divide", {x, Call("add", {Call("abs", {x}), Literal(context, 1)})});
   });
   converters["Round"] = Unary("round");
+  converters["Neg"] = ConvertNeg;
   converters["Mean"] = ConvertMean;
   converters["Size"] = ConvertSize;
   converters["ArgMax"] = ArgReduce("argmax");
