@@ -19,6 +19,7 @@
 #include <cctype>
 #include <future>
 #include <list>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -199,6 +200,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   Phase phase() const { return phase_.load(std::memory_order_acquire); }
   // Closes the connection now, unless its answer is being computed.
   void Close();
+  // Its state, for a diagnosis (the loop's thread).
+  std::string Describe() const;
 
  private:
   enum class Deadline { kNone, kIdle, kHeader, kBody, kWrite, kLinger };
@@ -243,6 +246,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   tcp::socket socket_;
   asio::steady_timer timer_;
   uint64_t timer_generation_ = 0;
+  Deadline deadline_ = Deadline::kNone;   // the one set and not yet fired or cancelled
   Deadline timed_out_ = Deadline::kNone;  // the deadline that cut the read in progress
   std::atomic<Phase> phase_{Phase::kHeader};
   beast::flat_buffer buffer_{kReadBufferBytes};
@@ -633,18 +637,42 @@ void HttpConnection::Close() {
   loop_.connections.erase(this);
 }
 
+std::string HttpConnection::Describe() const {
+  static constexpr const char* kPhases[] = {"idle",    "header",    "body",  "processing",
+                                            "writing", "lingering", "closed"};
+  static constexpr const char* kDeadlines[] = {"none", "idle", "header", "body", "write", "linger"};
+  std::string text = std::string("phase ") + kPhases[static_cast<int>(phase())] + ", deadline " +
+                     kDeadlines[static_cast<int>(deadline_)] + ", timed out " +
+                     kDeadlines[static_cast<int>(timed_out_)] + ", " +
+                     std::to_string(buffer_.size()) + " bytes buffered";
+  if (parser_) {
+    text += std::string(", parser got ") + (parser_->got_some() ? "some" : "none") +
+            (parser_->is_header_done() ? ", header done" : "") +
+            (parser_->is_done() ? ", done" : "");
+  }
+  if (serializer_) text += ", answer pending";
+  if (awaiting_answer_) text += ", awaiting its answer";
+  if (!socket_.is_open()) text += ", socket closed";
+  return text;
+}
+
 // ---- HttpConnection: deadlines -------------------------------------------------
 
 void HttpConnection::SetDeadline(std::chrono::milliseconds after, Deadline kind) {
   timed_out_ = Deadline::kNone;
+  deadline_ = kind;
   timer_.expires_after(after);
   timer_.async_wait(
       [self = shared_from_this(), generation = ++timer_generation_, kind](beast::error_code error) {
-        if (!error && generation == self->timer_generation_) self->OnDeadline(kind);
+        if (!error && generation == self->timer_generation_) {
+          self->deadline_ = Deadline::kNone;
+          self->OnDeadline(kind);
+        }
       });
 }
 
 void HttpConnection::CancelDeadline() {
+  deadline_ = Deadline::kNone;
   ++timer_generation_;
   timer_.cancel();
 }
@@ -796,6 +824,19 @@ HttpServer::~HttpServer() = default;
 
 const HttpStats& HttpServer::stats() const {
   return impl_->stats;
+}
+
+std::string HttpServer::DescribeConnections() {
+  std::mutex mutex;
+  std::string text;
+  impl_->OnEveryLoop([&](HttpLoop& loop) {
+    for (const std::shared_ptr<HttpConnection>& connection : loop.Snapshot()) {
+      std::string line = connection->Describe();
+      std::lock_guard<std::mutex> hold(mutex);
+      text += line + "\n";
+    }
+  });
+  return text;
 }
 
 int HttpServer::Bind(const std::string& host, int port) {

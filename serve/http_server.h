@@ -153,6 +153,10 @@ class HttpServer {
   size_t FinishShutdown(std::chrono::steady_clock::time_point deadline);
 
   const HttpStats& stats() const;
+  // One line per open connection: its phase, pending deadline and what it
+  // holds, for diagnosing a connection that stays open (tests, fuzzers).
+  // Runs on the loops, so not from one of their threads; after Start.
+  std::string DescribeConnections();
 
  private:
   friend class HttpConnection;

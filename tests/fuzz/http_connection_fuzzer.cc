@@ -11,10 +11,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -46,6 +48,7 @@ std::unique_ptr<HttpServer>& Server() {
                  static_cast<unsigned long long>(stats.accepted.load()),
                  static_cast<unsigned long long>(connections_made),
                  static_cast<unsigned long long>(stats.refused.load()));
+    std::fprintf(stderr, "%s", Server()->DescribeConnections().c_str());
   }
   std::abort();
 }
@@ -107,8 +110,18 @@ int Connect(int port) {
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(port));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(connection, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
-    Fail("cannot connect to the server", "");
+  if (::connect(connection, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    // Interrupted (by libFuzzer's alarm), the connection goes on being made.
+    int error = errno;
+    if (error == EINTR) {
+      pollfd connecting{connection, POLLOUT, 0};
+      while (::poll(&connecting, 1, -1) < 0 && errno == EINTR) {
+      }
+      socklen_t length = sizeof error;
+      ::getsockopt(connection, SOL_SOCKET, SO_ERROR, &error, &length);
+    }
+    if (error != 0) Fail("cannot connect to the server", std::strerror(error));
+  }
   return connection;
 }
 
@@ -126,9 +139,13 @@ std::string ReadUntilClosed(int connection, const std::string& input) {
                                     deadline - std::chrono::steady_clock::now())
                                     .count());
     pollfd waiting{connection, POLLIN, 0};
-    if (left <= 0 || ::poll(&waiting, 1, left) <= 0)
+    int ready = left > 0 ? ::poll(&waiting, 1, left) : 0;
+    // libFuzzer's -timeout alarm interrupts a call now and then (EINTR).
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0)
       Fail("the server left a connection open after its client stopped sending", input);
     ssize_t got = ::recv(connection, chunk, sizeof chunk, 0);
+    if (got < 0 && errno == EINTR) continue;
     if (got <= 0) return answer;
     answer.append(chunk, static_cast<size_t>(got));
   }
@@ -143,6 +160,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t sent = 0;
   while (sent < input.size()) {
     ssize_t wrote = ::send(connection, input.data() + sent, input.size() - sent, MSG_NOSIGNAL);
+    if (wrote < 0 && errno == EINTR) continue;
     if (wrote <= 0) break;  // the server refused and closed: allowed
     sent += static_cast<size_t>(wrote);
   }

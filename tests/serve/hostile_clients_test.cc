@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "serve/http_server.h"
 #include "serve/model_server.h"
 #include "tests/serve/serve_test_support.h"
 
@@ -385,6 +386,40 @@ TEST(HttpServer, ASecondServerOnAPortInUseFailsToStart) {
     EXPECT_NE(std::string(error.what()).find("address already in use"), std::string::npos)
         << error.what();
   }
+}
+
+// What a stuck connection would be diagnosed by (the HTTP fuzzer prints it
+// when a connection stays open): each open connection's phase and deadline.
+TEST(HttpServer, DescribesEachOpenConnection) {
+  HttpServer server(
+      HttpLimits{}, 1,
+      [](HttpRequest, HttpResponder responder) {
+        responder.Send(HttpResponse{200, "text/plain", "ok", {}});
+      },
+      [](int status, const std::string& message) {
+        return HttpResponse{status, "text/plain", message, {}};
+      });
+  const int port = server.Bind("127.0.0.1", 0);
+  server.Start();
+  RawConnection sending(port), kept_alive(port);
+  ASSERT_TRUE(sending.Send("GET /a HTTP/1.1\r\nHost: te"));
+  ASSERT_TRUE(kept_alive.Send("GET /b HTTP/1.1\r\nHost: test\r\n\r\n"));
+  std::optional<RawResponse> answer = kept_alive.ReadResponse();
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(answer->status, 200);
+  std::string described;
+  for (auto start = Clock::now(); SecondsSince(start) < 10;) {
+    described = server.DescribeConnections();
+    if (described.find("phase header") != std::string::npos &&
+        described.find("phase idle") != std::string::npos)
+      break;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_NE(described.find("phase header, deadline header, timed out none"), std::string::npos)
+      << described;
+  EXPECT_NE(described.find("phase idle, deadline idle"), std::string::npos) << described;
+  server.BeginShutdown();
+  server.FinishShutdown(Clock::now() + std::chrono::seconds(5));
 }
 
 }  // namespace
