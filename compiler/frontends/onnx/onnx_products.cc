@@ -251,23 +251,58 @@ Converter GlobalPool(const std::string& op) {
   };
 }
 
+// ConvTranspose. Its pads may be given, or derived from the output size it
+// must have: `output_shape`, or for SAME_UPPER/SAME_LOWER the input's size
+// times the stride. The padding that size needs is split between the two
+// ends (the larger half at the end for SAME_UPPER, at the start
+// otherwise, as ONNX specifies); a size past the full result is extra
+// output padding at the end.
 std::vector<OnnxValue> ConvertConvTranspose(ConvertContext& context) {
   if (RankOf(context, 0) != 4) Refuse("only 2-D transposed convolutions (4-D data) are supported");
   const std::vector<int64_t> weight = StaticShapeOf(context, 1);
   if (weight.size() != 4) Refuse("a weight of rank 4 is required");
-  if (context.Attribute("output_shape") != nullptr) Refuse("output_shape is not supported");
   const std::string auto_pad = context.StringAttribute("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID") Refuse("auto_pad " + auto_pad);
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
+      auto_pad != "SAME_LOWER")
+    Refuse("auto_pad " + auto_pad);
   const int64_t groups = context.IntAttribute("group", 1);
+  const std::vector<int64_t> strides = Pair(context, "strides", 1);
+  const std::vector<int64_t> dilations = Pair(context, "dilations", 1);
+  std::vector<int64_t> output_padding = Pair(context, "output_padding", 0);
   std::vector<int64_t> pads = context.IntsAttribute("pads").value_or(std::vector<int64_t>(4, 0));
   if (pads.size() != 4) Refuse("pads of " + std::to_string(pads.size()) + " values");
-  std::string conv = Call(
-      "nn.conv2d_transpose", {context.Tensor(0), context.Tensor(1)},
-      {"strides=" + IntList(Pair(context, "strides", 1)), "padding=" + IntList(pads),
-       "output_padding=" + IntList(Pair(context, "output_padding", 0)),
-       "dilation=" + IntList(Pair(context, "dilations", 1)), "groups=" + std::to_string(groups),
-       "channels=" + std::to_string(Product(std::vector<int64_t>{weight[1], groups})),
-       "kernel_size=" + IntList({weight[2], weight[3]})});
+  if (auto_pad == "VALID") pads = {0, 0, 0, 0};
+  std::optional<std::vector<int64_t>> target = context.IntsAttribute("output_shape");
+  if (target) {
+    if (target->size() < 2) Refuse("an output_shape of fewer than 2 extents");
+    target->erase(target->begin(), target->end() - 2);  // the spatial extents
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    const std::vector<int64_t> shape = StaticShapeOf(context, 0);
+    target = std::vector<int64_t>{shape[2] * strides[0], shape[3] * strides[1]};
+  }
+  if (target) {
+    const std::vector<int64_t> shape = StaticShapeOf(context, 0);
+    for (size_t axis = 0; axis < 2; ++axis) {
+      const int64_t full = strides[axis] * (shape[2 + axis] - 1) + output_padding[axis] +
+                           (weight[2 + axis] - 1) * dilations[axis] + 1;
+      const int64_t total = full - (*target)[axis];
+      if (total < 0) {
+        pads[axis] = pads[axis + 2] = 0;
+        output_padding[axis] -= total;
+        continue;
+      }
+      const int64_t small = total / 2, large = total - small;
+      pads[axis] = auto_pad == "SAME_UPPER" ? small : large;
+      pads[axis + 2] = total - pads[axis];
+    }
+  }
+  std::string conv =
+      Call("nn.conv2d_transpose", {context.Tensor(0), context.Tensor(1)},
+           {"strides=" + IntList(strides), "padding=" + IntList(pads),
+            "output_padding=" + IntList(output_padding), "dilation=" + IntList(dilations),
+            "groups=" + std::to_string(groups),
+            "channels=" + std::to_string(Product(std::vector<int64_t>{weight[1], groups})),
+            "kernel_size=" + IntList({weight[2], weight[3]})});
   if (context.HasInput(2)) conv = Call("nn.bias_add", {conv, context.Tensor(2)});
   return {Result(conv)};
 }
