@@ -2,12 +2,12 @@
 // (nn.conv2d, nn.conv2d_transpose, nn.conv2d_backward_weight, nn.max_pool2d,
 // nn.avg_pool2d, nn.global_avg_pool2d, nn.global_max_pool2d,
 // nn.adaptive_avg_pool2d, nn.adaptive_max_pool2d, the pools' gradients
-// nn.*pool2d_grad, image.resize2d), attached to the operator table by
+// nn.*pool2d_grad, image.resize2d, nn.upsampling), attached to the operator table by
 // AttachConvolutionComputes. The schedule is the naive one of
 // BuildInjectiveKernel: one kir::ReduceNode per output element.
 //
 // These definitions need inputs with constant shapes (RunDefinition
-// specialises every kOutElementwiseFusable operator and image.resize2d):
+// specialises every kOutElementwiseFusable operator and the resizes):
 // window geometry, padding and interpolation coordinates are computed from
 // known extents. Layouts are any arrangement of N, C, H, W (and O, I, H, W
 // for conv2d's weight), as the type relations accept.
@@ -733,28 +733,26 @@ Expr NearestIndex(const Expr& coordinate, std::string method, const std::string&
   return Cast(DType::kInt64, rounded);
 }
 
-TensorExpr Resize2D(std::span<const TensorExpr> inputs, const Attrs& attrs) {
-  const TensorExpr& data = inputs[0];
-  const std::string& layout = StringAttr(attrs, "layout");
-  const std::string& mode = StringAttr(attrs, "coordinate_transformation_mode");
-  const std::string& method = StringAttr(attrs, "method");
-  const std::string& rounding = StringAttr(attrs, "rounding_method");
-  const DType out_dtype = DTypeAttr(attrs, "out_dtype", data.dtype);
+// `data` resized to `size` (height, width) by nearest_neighbor or linear
+// interpolation, coordinates mapped by `mode`.
+TensorExpr Resized(const TensorExpr& data, const std::string& layout, std::array<int64_t, 2> size,
+                   const std::string& mode, const std::string& method, const std::string& rounding,
+                   DType out_dtype, const std::string& op) {
   if (mode == "tf_crop_and_resize") {
-    throw Error(ErrorKind::kUsage,
-                "operator image.resize2d: coordinate_transformation_mode "
-                "\"tf_crop_and_resize\" has no CPU kernel yet");
+    throw Error(ErrorKind::kUsage, "operator " + op +
+                                       ": coordinate_transformation_mode "
+                                       "\"tf_crop_and_resize\" has no CPU kernel yet");
   }
   const bool linear = method != "nearest_neighbor";
   if (linear && !(IsFloat(data.dtype) && IsFloat(out_dtype))) {
-    throw Error(ErrorKind::kUsage,
-                "operator image.resize2d: linear interpolation supports only floating-point "
-                "inputs and outputs for now");
+    throw Error(
+        ErrorKind::kUsage,
+        "operator " + op +
+            ": linear interpolation supports only floating-point inputs and outputs for now");
   }
   const size_t height_axis = layout.find('H'), width_axis = layout.find('W');
   const std::array<int64_t, 2> in = {ConstantExtent(data.shape[height_axis]),
                                      ConstantExtent(data.shape[width_axis])};
-  const std::vector<int64_t> size = IntListAttr(attrs, "size");
   std::vector<Expr> shape = data.shape;
   shape[height_axis] = Int(size[0]);
   shape[width_axis] = Int(size[1]);
@@ -794,6 +792,37 @@ TensorExpr Resize2D(std::span<const TensorExpr> inputs, const Attrs& attrs) {
                     }};
 }
 
+TensorExpr Resize2D(std::span<const TensorExpr> inputs, const Attrs& attrs) {
+  const std::vector<int64_t> size = IntListAttr(attrs, "size");
+  return Resized(inputs[0], StringAttr(attrs, "layout"), {size[0], size[1]},
+                 StringAttr(attrs, "coordinate_transformation_mode"), StringAttr(attrs, "method"),
+                 StringAttr(attrs, "rounding_method"),
+                 DTypeAttr(attrs, "out_dtype", inputs[0].dtype), "image.resize2d");
+}
+
+// nn.upsampling, as TVM computes it: a resize to the extents times the
+// scales (rounded), nearest_neighbor by the asymmetric coordinates, bilinear
+// by half_pixel ones, either by align_corners when asked.
+TensorExpr Upsampling(std::span<const TensorExpr> inputs, const Attrs& attrs) {
+  const TensorExpr& data = inputs[0];
+  const std::string& layout = StringAttr(attrs, "layout");
+  const std::string& method = StringAttr(attrs, "method");
+  const bool align_corners = BoolAttr(attrs, "align_corners");
+  const std::array<size_t, 2> axes = {layout.find('H'), layout.find('W')};
+  const std::array<const char*, 2> scales = {"scale_h", "scale_w"};
+  std::array<int64_t, 2> size;
+  for (size_t axis = 0; axis < 2; ++axis) {
+    size[axis] = static_cast<int64_t>(
+        std::round(static_cast<double>(ConstantExtent(data.shape[axes[axis]])) *
+                   FloatAttr(attrs, scales[axis])));
+  }
+  const std::string mode = align_corners
+                               ? "align_corners"
+                               : (method == "nearest_neighbor" ? "asymmetric" : "half_pixel");
+  return Resized(data, layout, size, mode, method == "bilinear" ? "linear" : method, "", data.dtype,
+                 "nn.upsampling");
+}
+
 std::unordered_map<std::string, ComputeFunction> ConvolutionComputes() {
   std::unordered_map<std::string, ComputeFunction> computes;
   computes["nn.conv2d"] = Conv2D;
@@ -810,6 +839,7 @@ std::unordered_map<std::string, ComputeFunction> ConvolutionComputes() {
   computes["nn.adaptive_avg_pool2d_grad"] = PoolGradient(/*average=*/true, /*adaptive=*/true);
   computes["nn.conv2d_backward_weight"] = Conv2DBackwardWeight;
   computes["image.resize2d"] = Resize2D;
+  computes["nn.upsampling"] = Upsampling;
   return computes;
 }
 

@@ -1,4 +1,10 @@
-// Image operators: image.resize2d.
+// Image operators: image.resize2d, and nn.upsampling (a resize by scale
+// factors, so that its output follows inputs whose size is only known at
+// run time).
+#include <cmath>
+#include <limits>
+#include <utility>
+
 #include "kernels/operator_table.h"
 #include "kernels/operators/relation_helpers.h"
 
@@ -22,19 +28,23 @@ void ExpectRegionOfInterest(const Attrs& attrs) {
   }
 }
 
-ValueType Resize2DRelation(std::span<const RelationInput> inputs, const Attrs& attrs) {
-  const ValueType& data = ExpectTensor(inputs, 0, "data");
-  ExpectRank(data, 4, "data");
+// The height and width axes of `layout`, which must arrange N, C, H, W.
+std::pair<size_t, size_t> SpatialAxes(const Attrs& attrs) {
   const std::string& layout = StringAttr(attrs, "layout");
   const size_t height_axis = layout.find('H');
   const size_t width_axis = layout.find('W');
-  bool valid_layout = layout.size() == 4 && height_axis != std::string::npos &&
-                      width_axis != std::string::npos && layout.find('N') != std::string::npos &&
-                      layout.find('C') != std::string::npos;
-  if (!valid_layout) {
+  if (layout.size() != 4 || height_axis == std::string::npos || width_axis == std::string::npos ||
+      layout.find('N') == std::string::npos || layout.find('C') == std::string::npos) {
     FailRelation("attribute 'layout' is \"" + layout +
                  "\": expected an arrangement of N, C, H, W such as \"NCHW\"");
   }
+  return {height_axis, width_axis};
+}
+
+ValueType Resize2DRelation(std::span<const RelationInput> inputs, const Attrs& attrs) {
+  const ValueType& data = ExpectTensor(inputs, 0, "data");
+  ExpectRank(data, 4, "data");
+  const auto [height_axis, width_axis] = SpatialAxes(attrs);
   // "bilinear" is the name older Relay versions gave to "linear".
   ChoiceAttr(attrs, "method", {"nearest_neighbor", "linear", "bilinear"});
   ChoiceAttr(attrs, "coordinate_transformation_mode",
@@ -54,9 +64,44 @@ ValueType Resize2DRelation(std::span<const RelationInput> inputs, const Attrs& a
   return ValueType::Tensor(std::move(shape), DTypeAttr(attrs, "out_dtype", data.dtype));
 }
 
+// nn.upsampling, as TVM's: height and width times scale_h and scale_w,
+// rounded (unknown where the input's is).
+ValueType UpsamplingRelation(std::span<const RelationInput> inputs, const Attrs& attrs) {
+  const ValueType& data = ExpectTensor(inputs, 0, "data");
+  ExpectRank(data, 4, "data");
+  const auto [height_axis, width_axis] = SpatialAxes(attrs);
+  ChoiceAttr(attrs, "method", {"nearest_neighbor", "bilinear"});
+  Dims shape = data.shape;
+  for (const auto& [axis, name] : {std::pair{height_axis, "scale_h"}, {width_axis, "scale_w"}}) {
+    const double scale = FloatAttr(attrs, name);
+    if (!(scale > 0) || !std::isfinite(scale))
+      FailRelation("attribute '" + std::string(name) + "' must be positive, got " +
+                   std::to_string(scale));
+    if (shape[axis] == kAnyDim) continue;
+    const double extent = std::round(static_cast<double>(shape[axis]) * scale);
+    if (extent > static_cast<double>(std::numeric_limits<int32_t>::max()))
+      FailRelation("attribute '" + std::string(name) + "' gives an extent of " +
+                   std::to_string(extent) + " from " + std::to_string(shape[axis]));
+    shape[axis] = static_cast<int64_t>(extent);
+  }
+  return ValueType::Tensor(std::move(shape), data.dtype);
+}
+
 }  // namespace
 
 void RegisterImageOperators(OperatorTableBuilder& table) {
+  table.Add({.name = "nn.upsampling",
+             .input_names = {"data"},
+             .attributes = {RequiredAttr("scale_h", AttrKind::kFloat),
+                            RequiredAttr("scale_w", AttrKind::kFloat),
+                            DefaultAttr("layout", AttrKind::kString, AttrValue::String("NCHW")),
+                            DefaultAttr("method", AttrKind::kString,
+                                        AttrValue::String("nearest_neighbor")),
+                            DefaultAttr("align_corners", AttrKind::kBool, AttrValue::Bool(false))},
+             .pattern = FusionPattern::kInjective,
+             .relation = UpsamplingRelation,
+             .summary = "Scales height and width by factors (nearest_neighbor or bilinear).",
+             .differentiability = Differentiability::kNotDifferentiable});
   table.Add(
       {.name = "image.resize2d",
        .input_names = {"data"},

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -29,8 +30,9 @@ using namespace relay::kernels::testing;
 
 const std::string kCaseDirectory = FixtureDirectory("conv");
 
-// Integer lists are comma-separated; groups is an integer; ceil_mode and
-// count_include_pad are true or false; every other attribute is a string.
+// Integer lists are comma-separated; groups is an integer; scale_h and
+// scale_w are numbers; ceil_mode, count_include_pad and align_corners are
+// true or false; every other attribute is a string.
 std::optional<AttrValue> ParseAttribute(const std::string& key, const std::string& text) {
   static const std::set<std::string> kIntLists = {
       "strides", "padding", "dilation", "output_padding", "pool_size", "output_size", "size"};
@@ -50,7 +52,16 @@ std::optional<AttrValue> ParseAttribute(const std::string& key, const std::strin
     if (!ParseInteger(text, value)) return std::nullopt;
     return AttrValue::Int(value);
   }
-  if (key == "ceil_mode" || key == "count_include_pad") {
+  if (key == "scale_h" || key == "scale_w") {
+    try {
+      size_t used = 0;
+      const double value = std::stod(text, &used);
+      if (used == text.size()) return AttrValue::Float(value);
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
+  }
+  if (key == "ceil_mode" || key == "count_include_pad" || key == "align_corners") {
     if (text == "true" || text == "false") return AttrValue::Bool(text == "true");
     return std::nullopt;
   }

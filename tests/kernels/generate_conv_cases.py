@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Generates tests/fixtures/conv/: inputs and NumPy-computed expected outputs
-of nn.conv2d, the 2-D pools and image.resize2d, read by
+of nn.conv2d, the 2-D pools, image.resize2d and nn.upsampling, read by
 tests/kernels/conv_kernels_test.cc.
 
 Run from anywhere (needs NumPy; Debian's python3-numpy will do):
@@ -17,8 +17,8 @@ CASE.out.npy and one line of cases.txt:
 TOLERANCE bounds |actual - expected| <= TOLERANCE * max(1, |expected|) for
 floating-point outputs; integer outputs match exactly. Attributes: strides,
 padding, dilation, pool_size, output_size and size are comma-separated
-integers; groups is an integer; ceil_mode and count_include_pad are true or
-false; the rest are strings.
+integers; groups is an integer; scale_h and scale_w are numbers; ceil_mode,
+count_include_pad and align_corners are true or false; the rest are strings.
 
 The oracle is a direct NumPy implementation of TVM's semantics, written
 independently of the kernels (plain loops over output elements):
@@ -363,6 +363,36 @@ def resize_cases():
                 dtype=np.int32)
 
 
+# ---- nn.upsampling ---------------------------------------------------------------------------
+
+def upsampling_case(name, shape, scale_h, scale_w, method, align_corners=False):
+    data = uniform(shape, -2, 2, np.float32)
+    # Rounded half away from zero, as TVM's (Python's round goes to even).
+    size = (int(np.floor(shape[2] * scale_h + 0.5)), int(np.floor(shape[3] * scale_w + 0.5)))
+    if method == "nearest_neighbor" and not align_corners and scale_h == int(scale_h) and \
+            scale_w == int(scale_w):
+        # Each pixel repeated scale times along each axis.
+        expected = np.repeat(np.repeat(data, int(scale_h), axis=2), int(scale_w), axis=3)
+    elif method == "nearest_neighbor":
+        expected = resize_reference(data, size, method,
+                                    "align_corners" if align_corners else "asymmetric", "")
+    else:
+        expected = resize_reference(data, size, "linear",
+                                    "align_corners" if align_corners else "half_pixel", "")
+    emit(name, "nn.upsampling", [data], expected,
+         [("scale_h", scale_h), ("scale_w", scale_w), ("method", method),
+          ("align_corners", align_corners)])
+
+
+def upsampling_cases():
+    upsampling_case("upsampling_nearest_2x", (1, 2, 3, 4), 2.0, 2.0, "nearest_neighbor")
+    upsampling_case("upsampling_nearest_3x2", (2, 1, 2, 3), 3.0, 2.0, "nearest_neighbor")
+    upsampling_case("upsampling_nearest_half", (1, 1, 6, 4), 0.5, 0.5, "nearest_neighbor")
+    upsampling_case("upsampling_bilinear_2x", (1, 2, 3, 4), 2.0, 2.0, "bilinear")
+    upsampling_case("upsampling_bilinear_align_corners", (1, 1, 3, 3), 2.0, 1.5, "bilinear",
+                    align_corners=True)
+
+
 # ---- conv2d_transpose ----------------------------------------------------------------------
 
 def conv2d_transpose_reference(data, weight, strides, padding, dilation, output_padding, groups):
@@ -422,6 +452,7 @@ def main():
     adaptive_cases()
     resize_cases()
     conv_transpose_cases()
+    upsampling_cases()
     writer.write_index("generate_conv_cases.py", [
         "# CASE OPERATOR INPUT_COUNT TOLERANCE [KEY=VALUE ...]",
         "# Integer lists are comma-separated; see generate_conv_cases.py for the semantics.",

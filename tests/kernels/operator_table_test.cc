@@ -255,7 +255,7 @@ TEST(OperatorShapeFixture, MatchesNumPy) {
 TEST(OperatorTable, SortedUniqueAndFindable) {
   const auto all = AllOperators();
   // Update when adding operators (and give the new ones tests).
-  EXPECT_EQ(all.size(), 119u);
+  EXPECT_EQ(all.size(), 120u);
   for (size_t index = 0; index < all.size(); ++index) {
     const OperatorDefinition* definition = all[index];
     if (index > 0) {
@@ -966,6 +966,26 @@ TEST(Image, Resize2D) {
       Error("image.resize2d", {T({1, 3, 8, 8})}, {{"size", Ints({4, 4})}, {"roi", Ints({0, 0})}})
           .find("4 numbers"),
       std::string::npos);
+}
+
+// Its output follows an input whose height and width are only known at run
+// time: the ONNX importer's Resize of such data.
+TEST(Image, Upsampling) {
+  const auto scales = [](double h, double w) {
+    return Attrs{{"scale_h", AttrValue::Float(h)}, {"scale_w", AttrValue::Float(w)}};
+  };
+  EXPECT_EQ(Type("nn.upsampling", {T({1, 3, 5, 4})}, scales(2, 1.5)), T({1, 3, 10, 6}));
+  EXPECT_EQ(Type("nn.upsampling", {T({Q, 3, Q, Q})}, scales(2, 2)), T({Q, 3, Q, Q}));
+  Attrs nhwc = scales(3, 0.5);
+  nhwc.emplace_back("layout", Str("NHWC"));
+  nhwc.emplace_back("method", Str("bilinear"));
+  EXPECT_EQ(Type("nn.upsampling", {T({2, 4, 8, 3})}, nhwc), T({2, 12, 4, 3}));
+  EXPECT_NE(Error("nn.upsampling", {T({1, 3, 8, 8})}, scales(0, 2)).find("must be positive"),
+            std::string::npos);
+  Attrs cubic = scales(2, 2);
+  cubic.emplace_back("method", Str("bicubic"));
+  EXPECT_NE(Error("nn.upsampling", {T({1, 3, 8, 8})}, cubic).find("expected one of"),
+            std::string::npos);
 }
 
 }  // namespace
