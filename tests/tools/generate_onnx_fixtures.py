@@ -24,7 +24,11 @@ first axis from an index given as an input; NumPy gives the outputs for
 two shapes of x. A seventh, opset18.onnx, uses what opset 18 changed (ONNX
 1.12, which writes it, cannot check it): ReduceMean with its axes as an
 input, ReduceMax with none and noop_with_empty_axes, Split by num_outputs,
-Pad with an axes input and Mish (new in 18).
+Pad with an axes input and Mish (new in 18). An eighth,
+run_time_resize.onnx, resizes an image whose height and width are `?`
+(as an OCR detector's feature maps): nearest by 2 (half_pixel coordinates,
+round_prefer_floor) and linear by 2 and 3 (half_pixel); NumPy maps each
+output pixel back by ONNX's formula and interpolates, for two sizes.
 
     /usr/bin/python3 tests/tools/generate_onnx_fixtures.py
 """
@@ -113,6 +117,7 @@ def main():
     np.savez(os.path.join(OUT, "two_outputs_expected.npz"),
              relu=np.maximum(h, 0).astype(np.float32),
              softmax=(e / e.sum(axis=-1, keepdims=True)).astype(np.float32))
+    write_run_time_resize_model(np.random.default_rng(20261128))
 
 
 def write_loop_model(rng):
@@ -226,6 +231,55 @@ def write_opset18_model(rng):
     np.savez(os.path.join(OUT, "opset18_expected.npz"), low=mean[:, :, :2], high=mean[:, :, 2:],
              same=x, padded=np.pad(x, [(0, 0), (0, 0), (1, 2)]),
              mish=(x * np.tanh(np.log1p(np.exp(x.astype(np.float64))))).astype(np.float32))
+
+
+
+def resize_half_pixel(x, scales, linear):
+    """ONNX Resize of NCHW x by scales (h, w), half_pixel coordinates:
+    output pixel o samples input coordinate (o + 0.5) / scale - 0.5; nearest
+    rounds it half down (round_prefer_floor), linear interpolates between the
+    two neighbours, coordinates clamped to the edge pixels."""
+    out = x.astype(np.float64)
+    for axis, scale in ((2, scales[0]), (3, scales[1])):
+        extent = out.shape[axis]
+        positions = (np.arange(int(np.floor(extent * scale))) + 0.5) / scale - 0.5
+        if not linear:
+            nearest = np.clip(np.ceil(positions - 0.5), 0, extent - 1).astype(np.int64)
+            out = np.take(out, nearest, axis=axis)
+            continue
+        low = np.floor(positions)
+        fraction = positions - low
+        below = np.take(out, np.clip(low, 0, extent - 1).astype(np.int64), axis=axis)
+        above = np.take(out, np.clip(low + 1, 0, extent - 1).astype(np.int64), axis=axis)
+        shape = [1] * out.ndim
+        shape[axis] = len(positions)
+        fraction = fraction.reshape(shape)
+        out = below * (1 - fraction) + above * fraction
+    return out.astype(np.float32)
+
+
+def write_run_time_resize_model(rng):
+    scales = lambda name, h, w: numpy_helper.from_array(np.array([1, 1, h, w], np.float32), name)
+    graph = helper.make_graph(
+        [helper.make_node("Resize", ["x", "", "twice"], ["nearest"], mode="nearest"),
+         helper.make_node("Resize", ["x", "", "twice"], ["linear"], mode="linear"),
+         helper.make_node("Resize", ["x", "", "two_three"], ["linear23"], mode="linear")],
+        "run_time_resize",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, "h", "w"])],
+        [helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, 2, "oh", "ow"])
+         for name in ("nearest", "linear", "linear23")],
+        [scales("twice", 2, 2), scales("two_three", 2, 3)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(OUT, "run_time_resize.onnx"))
+    expected = {}
+    for case, (h, w) in enumerate([(3, 4), (5, 2)]):
+        x = rng.uniform(-2, 2, (1, 2, h, w)).astype(np.float32)
+        np.save(os.path.join(OUT, f"run_time_resize_x{case}.npy"), x)
+        expected[f"nearest{case}"] = resize_half_pixel(x, (2, 2), linear=False)
+        expected[f"linear{case}"] = resize_half_pixel(x, (2, 2), linear=True)
+        expected[f"linear23{case}"] = resize_half_pixel(x, (2, 3), linear=True)
+    np.savez(os.path.join(OUT, "run_time_resize_expected.npz"), **expected)
 
 
 if __name__ == "__main__":

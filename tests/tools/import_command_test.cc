@@ -153,6 +153,27 @@ TEST(ImportCommandTest, ShapesComputedAtRunTimeFollowTheInput) {
   }
 }
 
+// Resize of an image whose height and width are `?` (an OCR detector's
+// feature maps): nearest and linear by whole-number scales, through
+// nn.upsampling; NumPy's outputs by ONNX's coordinate formula.
+TEST(ImportCommandTest, ResizeFollowsAnImageOfAnySize) {
+  ScratchDirectory scratch;
+  std::map<std::string, Ref<Tensor>> want =
+      ReadArrays((kFixtures / "run_time_resize_expected.npz").string());
+  for (const std::string number : {"0", "1"}) {
+    const std::string outputs = scratch / ("outputs" + number + ".npz");
+    CommandResult run = RunRelayVm(
+        "run " + (kFixtures / "run_time_resize.onnx").string() + " --input x=" +
+        (kFixtures / ("run_time_resize_x" + number + ".npy")).string() + " --output " + outputs);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    std::map<std::string, Ref<Tensor>> got = ReadArrays(outputs);
+    for (const std::string name : {"nearest", "linear", "linear23"}) {
+      ASSERT_EQ(got.count(name), 1u) << name;
+      ExpectClose(*got[name], *want[name + number]);
+    }
+  }
+}
+
 // Opset 18's changed operators (and Mish, new in it), rewritten in their
 // opset-17 form for ONNX 1.12's checker; NumPy's outputs.
 TEST(ImportCommandTest, Opset18ModelsRun) {
