@@ -28,7 +28,10 @@ Pad with an axes input and Mish (new in 18). An eighth,
 run_time_resize.onnx, resizes an image whose height and width are `?`
 (as an OCR detector's feature maps): nearest by 2 (half_pixel coordinates,
 round_prefer_floor) and linear by 2 and 3 (half_pixel); NumPy maps each
-output pixel back by ONNX's formula and interpolates, for two sizes.
+output pixel back by ONNX's formula and interpolates, for two sizes. A
+ninth, audio_conv.onnx, is a 1-D convolution network over a signal of `?`
+length (grouped, strided, dilated and padded Conv with a bias, then Relu
+and a 1-D MaxPool), as audio models are; NumPy sums the windows directly.
 
     /usr/bin/python3 tests/tools/generate_onnx_fixtures.py
 """
@@ -118,6 +121,7 @@ def main():
              relu=np.maximum(h, 0).astype(np.float32),
              softmax=(e / e.sum(axis=-1, keepdims=True)).astype(np.float32))
     write_run_time_resize_model(np.random.default_rng(20261128))
+    write_audio_conv_model(np.random.default_rng(20261129))
 
 
 def write_loop_model(rng):
@@ -280,6 +284,55 @@ def write_run_time_resize_model(rng):
         expected[f"linear{case}"] = resize_half_pixel(x, (2, 2), linear=True)
         expected[f"linear23{case}"] = resize_half_pixel(x, (2, 3), linear=True)
     np.savez(os.path.join(OUT, "run_time_resize_expected.npz"), **expected)
+
+
+
+def conv1d_reference(x, w, b, stride, dilation, pads, groups):
+    """Direct sums over each output position's window (float64)."""
+    n, c, length = x.shape
+    out_channels, per_group, kernel = w.shape
+    padded = np.pad(x.astype(np.float64), ((0, 0), (0, 0), pads))
+    extent = (kernel - 1) * dilation + 1
+    positions = (padded.shape[2] - extent) // stride + 1
+    y = np.zeros((n, out_channels, positions))
+    for o in range(out_channels):
+        group = o // (out_channels // groups)
+        for p in range(positions):
+            for i in range(per_group):
+                for k in range(kernel):
+                    y[:, o, p] += padded[:, group * per_group + i, p * stride + k * dilation] * w[o, i, k]
+        y[:, o, :] += b[o]
+    return y
+
+
+def maxpool1d_reference(x, kernel, stride):
+    positions = (x.shape[2] - kernel) // stride + 1
+    return np.stack([x[:, :, p * stride:p * stride + kernel].max(axis=2)
+                     for p in range(positions)], axis=2)
+
+
+def write_audio_conv_model(rng):
+    w = rng.uniform(-1, 1, (6, 2, 3)).astype(np.float32)
+    b = rng.uniform(-1, 1, (6,)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["signal", "w", "b"], ["conv"], group=2, strides=[2],
+                          dilations=[2], pads=[1, 2]),
+         helper.make_node("Relu", ["conv"], ["relu"]),
+         helper.make_node("MaxPool", ["relu"], ["pooled"], kernel_shape=[3], strides=[2])],
+        "audio_conv",
+        [helper.make_tensor_value_info("signal", TensorProto.FLOAT, [1, 4, "t"])],
+        [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, [1, 6, "p"])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(OUT, "audio_conv.onnx"))
+    expected = {}
+    for case, length in enumerate([16, 41]):
+        x = rng.uniform(-2, 2, (1, 4, length)).astype(np.float32)
+        np.save(os.path.join(OUT, f"audio_conv_x{case}.npy"), x)
+        conv = conv1d_reference(x, w, b, stride=2, dilation=2, pads=(1, 2), groups=2)
+        expected[f"pooled{case}"] = maxpool1d_reference(np.maximum(conv, 0), 3, 2).astype(np.float32)
+    np.savez(os.path.join(OUT, "audio_conv_expected.npz"), **expected)
 
 
 if __name__ == "__main__":

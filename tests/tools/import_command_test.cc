@@ -162,15 +162,34 @@ TEST(ImportCommandTest, ResizeFollowsAnImageOfAnySize) {
       ReadArrays((kFixtures / "run_time_resize_expected.npz").string());
   for (const std::string number : {"0", "1"}) {
     const std::string outputs = scratch / ("outputs" + number + ".npz");
-    CommandResult run = RunRelayVm(
-        "run " + (kFixtures / "run_time_resize.onnx").string() + " --input x=" +
-        (kFixtures / ("run_time_resize_x" + number + ".npy")).string() + " --output " + outputs);
+    CommandResult run =
+        RunRelayVm("run " + (kFixtures / "run_time_resize.onnx").string() +
+                   " --input x=" + (kFixtures / ("run_time_resize_x" + number + ".npy")).string() +
+                   " --output " + outputs);
     ASSERT_EQ(run.exit_code, 0) << run.output;
     std::map<std::string, Ref<Tensor>> got = ReadArrays(outputs);
     for (const std::string name : {"nearest", "linear", "linear23"}) {
       ASSERT_EQ(got.count(name), 1u) << name;
       ExpectClose(*got[name], *want[name + number]);
     }
+  }
+}
+
+// A 1-D convolution network over a signal of any length (audio models):
+// grouped, strided, dilated, padded Conv with a bias, Relu, 1-D MaxPool;
+// NumPy's direct window sums.
+TEST(ImportCommandTest, OneDimensionalConvolutionsFollowTheSignal) {
+  ScratchDirectory scratch;
+  std::map<std::string, Ref<Tensor>> want =
+      ReadArrays((kFixtures / "audio_conv_expected.npz").string());
+  for (const std::string number : {"0", "1"}) {
+    const std::string output = scratch / ("pooled" + number + ".npy");
+    CommandResult run =
+        RunRelayVm("run " + (kFixtures / "audio_conv.onnx").string() +
+                   " --input signal=" + (kFixtures / ("audio_conv_x" + number + ".npy")).string() +
+                   " --output " + output);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    ExpectClose(*ReadNpy(output, HostDevice()), *want["pooled" + number]);
   }
 }
 

@@ -131,6 +131,11 @@ std::string AsInt64(const std::string& expr, DType dtype);
 // reshape_like a bool tensor of that shape (Filled).
 std::string ReshapedTo(const std::string& data, const ShapeEntries& entries);
 
+// `two_dimensional`, a converter of a 2-D window operator (N, C, H, W
+// data), also converting the operator's 1-D form (N, C, W data) over a
+// unit height (onnx_unit_height.cc).
+Converter WithOneDimensional(Converter two_dimensional);
+
 // The converters of the files named above, added to the table by
 // onnx_converters.cc.
 void AddElementwiseConverters(std::map<std::string, Converter>& converters);

@@ -200,7 +200,8 @@ std::vector<int64_t> Pair(ConvertContext& context, const std::string& name, int6
 }
 
 std::vector<OnnxValue> ConvertConv(ConvertContext& context) {
-  if (RankOf(context, 0) != 4) Refuse("only 2-D convolutions (4-D data) are supported");
+  if (RankOf(context, 0) != 4)
+    Refuse("only 1-D and 2-D convolutions (3-D or 4-D data) are supported");
   const std::vector<int64_t> weight = StaticShapeOf(context, 1);
   if (weight.size() != 4) Refuse("a weight of rank 4 is required");
   const std::vector<int64_t> kernel =
@@ -221,7 +222,7 @@ std::vector<OnnxValue> ConvertConv(ConvertContext& context) {
 
 Converter Pool(bool average) {
   return [average](ConvertContext& context) {
-    if (RankOf(context, 0) != 4) Refuse("only 2-D pooling (4-D data) is supported");
+    if (RankOf(context, 0) != 4) Refuse("only 1-D and 2-D pooling (3-D or 4-D data) is supported");
     if (context.node().output_size() > 1) Refuse("its indices output is not supported");
     if (context.IntAttribute("storage_order", 0) != 0) Refuse("storage_order 1");
     const std::optional<std::vector<int64_t>> kernel = context.IntsAttribute("kernel_shape");
@@ -246,7 +247,7 @@ Converter Pool(bool average) {
 
 Converter GlobalPool(const std::string& op) {
   return [op](ConvertContext& context) {
-    if (RankOf(context, 0) != 4) Refuse("only 4-D data is supported");
+    if (RankOf(context, 0) != 4) Refuse("only 3-D or 4-D data is supported");
     return std::vector<OnnxValue>{Result(Call(op, {context.Tensor(0)}))};
   };
 }
@@ -258,7 +259,8 @@ Converter GlobalPool(const std::string& op) {
 // otherwise, as ONNX specifies); a size past the full result is extra
 // output padding at the end.
 std::vector<OnnxValue> ConvertConvTranspose(ConvertContext& context) {
-  if (RankOf(context, 0) != 4) Refuse("only 2-D transposed convolutions (4-D data) are supported");
+  if (RankOf(context, 0) != 4)
+    Refuse("only 1-D and 2-D transposed convolutions (3-D or 4-D data) are supported");
   const std::vector<int64_t> weight = StaticShapeOf(context, 1);
   if (weight.size() != 4) Refuse("a weight of rank 4 is required");
   const std::string auto_pad = context.StringAttribute("auto_pad", "NOTSET");
@@ -312,12 +314,12 @@ std::vector<OnnxValue> ConvertConvTranspose(ConvertContext& context) {
 void AddProductConverters(std::map<std::string, Converter>& converters) {
   converters["Gemm"] = ConvertGemm;
   converters["MatMul"] = ConvertMatMul;
-  converters["Conv"] = ConvertConv;
-  converters["MaxPool"] = Pool(false);
-  converters["AveragePool"] = Pool(true);
-  converters["GlobalAveragePool"] = GlobalPool("nn.global_avg_pool2d");
-  converters["GlobalMaxPool"] = GlobalPool("nn.global_max_pool2d");
-  converters["ConvTranspose"] = ConvertConvTranspose;
+  converters["Conv"] = WithOneDimensional(ConvertConv);
+  converters["MaxPool"] = WithOneDimensional(Pool(false));
+  converters["AveragePool"] = WithOneDimensional(Pool(true));
+  converters["GlobalAveragePool"] = WithOneDimensional(GlobalPool("nn.global_avg_pool2d"));
+  converters["GlobalMaxPool"] = WithOneDimensional(GlobalPool("nn.global_max_pool2d"));
+  converters["ConvTranspose"] = WithOneDimensional(ConvertConvTranspose);
 }
 
 }  // namespace relay::onnx_import
