@@ -104,6 +104,12 @@ std::unordered_map<std::string, ComputeFunction> ElementwiseComputes() {
       },
       DType::kBool);
   computes["sin"] = UnaryCompute(Op(UnaryOp::kSin));
+  computes["tan"] = UnaryCompute(Op(UnaryOp::kTan));
+  computes["asin"] = UnaryCompute(Op(UnaryOp::kAsin));
+  computes["acos"] = UnaryCompute(Op(UnaryOp::kAcos));
+  computes["atan"] = UnaryCompute(Op(UnaryOp::kAtan));
+  computes["sinh"] = UnaryCompute(Op(UnaryOp::kSinh));
+  computes["cosh"] = UnaryCompute(Op(UnaryOp::kCosh));
   computes["cos"] = UnaryCompute(Op(UnaryOp::kCos));
   // NaN is the one value unequal to itself (an unordered compare).
   computes["isnan"] = UnaryCompute(

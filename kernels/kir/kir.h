@@ -166,6 +166,12 @@ class BinaryNode final : public ExprNode {
   X(kRound, "round")           \
   X(kSin, "sin")               \
   X(kCos, "cos")               \
+  X(kTan, "tan")               \
+  X(kAsin, "asin")             \
+  X(kAcos, "acos")             \
+  X(kAtan, "atan")             \
+  X(kSinh, "sinh")             \
+  X(kCosh, "cosh")             \
   X(kNot, "!")
 
 enum class UnaryOp : uint8_t {

@@ -31,14 +31,15 @@ TEST_P(UnaryGradientTest, MatchesFiniteDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(
     Operators, UnaryGradientTest,
-    ::testing::Values(UnaryCase{"negative", -1, 1}, UnaryCase{"copy", -1, 1},
-                      UnaryCase{"abs", 0.1, 1}, UnaryCase{"exp", -1, 1}, UnaryCase{"log", 0.5, 2},
-                      UnaryCase{"log2", 0.5, 2}, UnaryCase{"log10", 0.5, 2},
-                      UnaryCase{"sqrt", 0.5, 2}, UnaryCase{"rsqrt", 0.5, 2},
-                      UnaryCase{"sigmoid", -2, 2}, UnaryCase{"tanh", -2, 2},
-                      UnaryCase{"erf", -1, 1}, UnaryCase{"sin", -2, 2}, UnaryCase{"cos", -2, 2},
-                      UnaryCase{"nn.relu", 0.1, 1}, UnaryCase{"nn.relu", -1, -0.1},
-                      UnaryCase{"abs", -1, -0.1}),
+    ::testing::Values(
+        UnaryCase{"negative", -1, 1}, UnaryCase{"copy", -1, 1}, UnaryCase{"abs", 0.1, 1},
+        UnaryCase{"exp", -1, 1}, UnaryCase{"log", 0.5, 2}, UnaryCase{"log2", 0.5, 2},
+        UnaryCase{"log10", 0.5, 2}, UnaryCase{"sqrt", 0.5, 2}, UnaryCase{"rsqrt", 0.5, 2},
+        UnaryCase{"sigmoid", -2, 2}, UnaryCase{"tanh", -2, 2}, UnaryCase{"erf", -1, 1},
+        UnaryCase{"sin", -2, 2}, UnaryCase{"cos", -2, 2}, UnaryCase{"tan", -1, 1},
+        UnaryCase{"asin", -0.9, 0.9}, UnaryCase{"acos", -0.9, 0.9}, UnaryCase{"atan", -3, 3},
+        UnaryCase{"sinh", -2, 2}, UnaryCase{"cosh", -2, 2}, UnaryCase{"nn.relu", 0.1, 1},
+        UnaryCase{"nn.relu", -1, -0.1}, UnaryCase{"abs", -1, -0.1}),
     [](const ::testing::TestParamInfo<UnaryCase>& info) {
       std::string name = info.param.op;
       for (char& c : name) {

@@ -265,53 +265,16 @@ std::vector<OnnxValue> ConvertIsInf(ConvertContext& context) {
                       {infinite, Call(positive ? "greater" : "less", {x, Literal(context, 0)})}))};
 }
 
-// atan(x), written out over sqrt and arithmetic (there is no atan
-// kernel): |x| > 1 uses atan(x) = pi/2 - atan(1/x); two halvings,
-// atan(z) = 2 atan(z / (1 + sqrt(1 + z^2))), bring the argument below
-// tan(pi/16) ~ 0.199, where 12 terms of atan's series are exact to
-// float64's precision.
-std::string Arctangent(const ConvertContext& context, const std::string& x) {
-  const std::string magnitude = Call("abs", {x});
-  const std::string beyond_one = Call("greater", {magnitude, Literal(context, 1)});
-  std::string z = Where(beyond_one, Call("divide", {Literal(context, 1), magnitude}), magnitude);
-  for (int halving = 0; halving < 2; ++halving) {
-    z = Call("divide", {z, Call("add", {Literal(context, 1),
-                                        Call("sqrt", {Call("add", {Literal(context, 1),
-                                                                   Call("multiply", {z, z})})})})});
-  }
-  const std::string square = Call("multiply", {z, z});
-  // Horner's form of sum over n of (-1)^n z^(2n+1) / (2n+1).
-  std::string series = Literal(context, (11 % 2 ? -1.0 : 1.0) / 23.0);
-  for (int n = 10; n >= 0; --n) {
-    series = Call("add", {Literal(context, (n % 2 ? -1.0 : 1.0) / double(2 * n + 1)),
-                          Call("multiply", {square, series})});
-  }
-  const std::string reduced =
-      Call("multiply", {Literal(context, 4), Call("multiply", {z, series})});
-  const std::string angle =
-      Where(beyond_one, Call("subtract", {Literal(context, 1.5707963267948966), reduced}), reduced);
-  return Call("multiply", {Call("sign", {x}), angle});
-}
-
 }  // namespace
 
 void AddElementwiseConverters(std::map<std::string, Converter>& converters) {
-  for (const auto& [onnx_name, relay_name] :
-       std::vector<std::pair<std::string, std::string>>{{"Relu", "nn.relu"},
-                                                        {"Sigmoid", "sigmoid"},
-                                                        {"Tanh", "tanh"},
-                                                        {"Exp", "exp"},
-                                                        {"Log", "log"},
-                                                        {"Sqrt", "sqrt"},
-                                                        {"Abs", "abs"},
-                                                        {"Floor", "floor"},
-                                                        {"Ceil", "ceil"},
-                                                        {"Erf", "erf"},
-                                                        {"Sin", "sin"},
-                                                        {"Cos", "cos"},
-                                                        {"Not", "logical_not"},
-                                                        {"Sign", "sign"},
-                                                        {"IsNaN", "isnan"}}) {
+  for (const auto& [onnx_name, relay_name] : std::vector<std::pair<std::string, std::string>>{
+           {"Relu", "nn.relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"},       {"Exp", "exp"},
+           {"Log", "log"},      {"Sqrt", "sqrt"},       {"Abs", "abs"},         {"Floor", "floor"},
+           {"Ceil", "ceil"},    {"Erf", "erf"},         {"Sin", "sin"},         {"Cos", "cos"},
+           {"Tan", "tan"},      {"Asin", "asin"},       {"Acos", "acos"},       {"Atan", "atan"},
+           {"Sinh", "sinh"},    {"Cosh", "cosh"},       {"Not", "logical_not"}, {"Sign", "sign"},
+           {"IsNaN", "isnan"}}) {
     converters[onnx_name] = Unary(relay_name);
   }
   for (const auto& [onnx_name, relay_name] :
@@ -399,19 +362,7 @@ void AddElementwiseConverters(std::map<std::string, Converter>& converters) {
   converters["LeakyRelu"] = ConvertLeakyRelu;
   converters["Softmax"] = Softmax("nn.softmax");
   converters["LogSoftmax"] = Softmax("nn.log_softmax");
-  // Hyperbolic and other functions written out over exp, log, sin, cos.
-  converters["Sinh"] = Formula([](ConvertContext& context, const std::string& x) {
-    return Call("divide",
-                {Call("subtract", {Call("exp", {x}), Call("exp", {Call("negative", {x})})}),
-                 Literal(context, 2)});
-  });
-  converters["Cosh"] = Formula([](ConvertContext& context, const std::string& x) {
-    return Call("divide", {Call("add", {Call("exp", {x}), Call("exp", {Call("negative", {x})})}),
-                           Literal(context, 2)});
-  });
-  converters["Tan"] = Formula([](ConvertContext&, const std::string& x) {
-    return Call("divide", {Call("sin", {x}), Call("cos", {x})});
-  });
+  // The inverse hyperbolic functions, written out over log and sqrt.
   converters["Asinh"] = Formula([](ConvertContext& context, const std::string& x) {
     return Call("log", {Call("add", {x, Call("sqrt", {Call("add", {Call("multiply", {x, x}),
                                                                    Literal(context, 1)})})})});
@@ -425,22 +376,6 @@ void AddElementwiseConverters(std::map<std::string, Converter>& converters) {
                 {Literal(context, 0.5),
                  Call("log", {Call("divide", {Call("add", {Literal(context, 1), x}),
                                               Call("subtract", {Literal(context, 1), x})})})});
-  });
-  converters["Atan"] = Formula(Arctangent);
-  // asin(x) = atan(x / sqrt(1 - x^2)); acos(x) = 2 atan(sqrt((1 - x) / (1 + x))),
-  // which keeps its precision near x = 1.
-  converters["Asin"] = Formula([](ConvertContext& context, const std::string& x) {
-    return Arctangent(
-        context, Call("divide", {x, Call("sqrt", {Call("subtract", {Literal(context, 1),
-                                                                    Call("multiply", {x, x})})})}));
-  });
-  converters["Acos"] = Formula([](ConvertContext& context, const std::string& x) {
-    return Call(
-        "multiply",
-        {Literal(context, 2),
-         Arctangent(context,
-                    Call("sqrt", {Call("divide", {Call("subtract", {Literal(context, 1), x}),
-                                                  Call("add", {Literal(context, 1), x})})}))});
   });
   converters["Selu"] = Formula([](ConvertContext& context, const std::string& x) {
     const double alpha = context.FloatAttribute("alpha", 1.67326319217681884765625f);

@@ -88,6 +88,29 @@ void AddElementwiseGradients(RuleTable& table) {
   table.emplace_back("cos", Unary([](const Expr& x, const Expr&, DType) {
                        return Op("negative", {Op("sin", {x})});
                      }));
+  // d/dx tan(x) = 1 + tan(x)^2.
+  table.emplace_back("tan", Unary([](const Expr&, const Expr& y, DType dtype) {
+                       return Op("add", {Scalar(1, dtype), Op("multiply", {y, y})});
+                     }));
+  // d/dx asin(x) = 1 / sqrt(1 - x^2), and acos's is its negation.
+  table.emplace_back("asin", Unary([](const Expr& x, const Expr&, DType dtype) {
+                       return Op("rsqrt",
+                                 {Op("subtract", {Scalar(1, dtype), Op("multiply", {x, x})})});
+                     }));
+  table.emplace_back(
+      "acos", Unary([](const Expr& x, const Expr&, DType dtype) {
+        return Op("negative",
+                  {Op("rsqrt", {Op("subtract", {Scalar(1, dtype), Op("multiply", {x, x})})})});
+      }));
+  // d/dx atan(x) = 1 / (1 + x^2).
+  table.emplace_back("atan", Unary([](const Expr& x, const Expr&, DType dtype) {
+                       return Op("divide", {Scalar(1, dtype),
+                                            Op("add", {Scalar(1, dtype), Op("multiply", {x, x})})});
+                     }));
+  table.emplace_back("sinh",
+                     Unary([](const Expr& x, const Expr&, DType) { return Op("cosh", {x}); }));
+  table.emplace_back("cosh",
+                     Unary([](const Expr& x, const Expr&, DType) { return Op("sinh", {x}); }));
   table.emplace_back("nn.relu", [](const GradientContext& context) -> std::vector<Expr> {
     const Expr& x = context.inputs[0];
     DType dtype = DTypeOfTensor(context.input_type(0));

@@ -552,6 +552,18 @@ class Emitter {
         return math("sin");
       case UnaryOp::kCos:
         return math("cos");
+      case UnaryOp::kTan:
+        return math("tan");
+      case UnaryOp::kAsin:
+        return math("asin");
+      case UnaryOp::kAcos:
+        return math("acos");
+      case UnaryOp::kAtan:
+        return math("atan");
+      case UnaryOp::kSinh:
+        return math("sinh");
+      case UnaryOp::kCosh:
+        return math("cosh");
       case UnaryOp::kNot:
         return "(!" + a + ")";
     }

@@ -935,6 +935,19 @@ class Lowering {
         return Intrinsic(llvm::Intrinsic::sin, type, {value});
       case UnaryOp::kCos:
         return Intrinsic(llvm::Intrinsic::cos, type, {value});
+      // As do these (tanf, asinf, ...: LLVM 19's intrinsics).
+      case UnaryOp::kTan:
+        return Intrinsic(llvm::Intrinsic::tan, type, {value});
+      case UnaryOp::kAsin:
+        return Intrinsic(llvm::Intrinsic::asin, type, {value});
+      case UnaryOp::kAcos:
+        return Intrinsic(llvm::Intrinsic::acos, type, {value});
+      case UnaryOp::kAtan:
+        return Intrinsic(llvm::Intrinsic::atan, type, {value});
+      case UnaryOp::kSinh:
+        return Intrinsic(llvm::Intrinsic::sinh, type, {value});
+      case UnaryOp::kCosh:
+        return Intrinsic(llvm::Intrinsic::cosh, type, {value});
       case UnaryOp::kNot:
         return builder_.CreateNot(value);
     }
