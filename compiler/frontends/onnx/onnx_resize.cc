@@ -3,6 +3,7 @@
 // only known at run time.
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -107,36 +108,254 @@ OnnxValue Upsampled(ConvertContext& context, const std::vector<int64_t>& shape,
                 out);
 }
 
-// Resize of 4-D NCHW data over its spatial axes: the output size from
-// `sizes` or from `scales` (floor(extent * scale)), as image.resize2d, or
-// nn.upsampling where the data's height or width is only known at run
-// time.
+// How ONNX's Resize samples: its mode, coordinate transformation, nearest
+// rounding and cubic parameters.
+struct Sampling {
+  std::string mode;         // nearest, linear, cubic
+  std::string coordinates;  // half_pixel, align_corners, ...
+  std::string rounding;     // round_prefer_floor, floor, ...
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  double extrapolation = 0;
+};
+
+// The taps of one axis resized from `in` to `out` elements, as ONNX's
+// reference computes them: for each output position, the input
+// coordinate it maps to, its neighbours (clamped to the axis, as edge
+// padding does) and their weights; `outside` marks positions that
+// tf_crop_and_resize maps out of the input (they take the extrapolation
+// value).
+struct AxisTaps {
+  std::vector<std::vector<int64_t>> index;  // [tap][output position]
+  std::vector<std::vector<double>> weight;  // [tap][output position]
+  std::vector<bool> outside;
+};
+
+// The input coordinate of output `position`. ONNX takes the resized
+// length as the input's times the scale, before the floor that gives the
+// output's extent.
+double SourceCoordinate(int64_t position, int64_t in, double scale, const std::string& coordinates,
+                        double roi_start, double roi_end) {
+  const double x = double(position);
+  const double resized = double(in) * scale;
+  if (coordinates == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (coordinates == "pytorch_half_pixel") return resized > 1 ? (x + 0.5) / scale - 0.5 : 0;
+  if (coordinates == "align_corners") return resized == 1 ? 0 : x * double(in - 1) / (resized - 1);
+  if (coordinates == "asymmetric") return x / scale;
+  if (coordinates == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
+  if (coordinates == "tf_crop_and_resize") {
+    if (resized == 1) return 0.5 * (roi_start + roi_end) * double(in - 1);
+    return roi_start * double(in - 1) + x * (roi_end - roi_start) * double(in - 1) / (resized - 1);
+  }
+  Refuse("coordinate_transformation_mode " + coordinates);
+}
+
+// The weights of a point's neighbours, the point `ratio` (in (0, 1]) past
+// the last neighbour before it.
+std::vector<double> Coefficients(const Sampling& sampling, double ratio) {
+  if (sampling.mode == "nearest") {
+    if (ratio == 1) return {0, 1};
+    const std::string& rounding = sampling.rounding;
+    if (rounding == "round_prefer_floor") return {double(ratio <= 0.5), double(ratio > 0.5)};
+    if (rounding == "round_prefer_ceil") return {double(ratio < 0.5), double(ratio >= 0.5)};
+    if (rounding == "floor") return {1, 0};
+    if (rounding == "ceil") return {0, 1};
+    Refuse("nearest_mode " + rounding);
+  }
+  if (sampling.mode == "linear") return {1 - ratio, ratio};
+  if (sampling.mode != "cubic") Refuse("mode " + sampling.mode + " is not supported");
+  // Keys' cubic convolution with parameter A, at distances 1 + ratio,
+  // ratio, 1 - ratio and 2 - ratio.
+  const double a = sampling.cubic_a;
+  auto far = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };
+  auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };
+  return {far(ratio + 1), near(ratio), near(1 - ratio), far(2 - ratio)};
+}
+
+AxisTaps TapsAlong(int64_t in, int64_t out, double scale, const Sampling& sampling,
+                   double roi_start, double roi_end) {
+  const size_t taps = sampling.mode == "cubic" ? 4 : 2;
+  AxisTaps result{std::vector<std::vector<int64_t>>(taps, std::vector<int64_t>(size_t(out))),
+                  std::vector<std::vector<double>>(taps, std::vector<double>(size_t(out))),
+                  std::vector<bool>(size_t(out))};
+  for (int64_t position = 0; position < out; ++position) {
+    const double x =
+        SourceCoordinate(position, in, scale, sampling.coordinates, roi_start, roi_end);
+    // The neighbour before x (x itself counts as after it), and how far
+    // past it x lies.
+    const double before = std::ceil(x) - 1;
+    const double ratio = x - before;
+    std::vector<double> weights = Coefficients(sampling, ratio);
+    const int64_t first = int64_t(before) - int64_t(taps / 2) + 1;
+    double total = 0;
+    for (size_t tap = 0; tap < taps; ++tap) {
+      const int64_t at = first + int64_t(tap);
+      if (sampling.exclude_outside && (at < 0 || at >= in)) weights[tap] = 0;
+      total += weights[tap];
+      result.index[tap][size_t(position)] = std::clamp<int64_t>(at, 0, in - 1);
+    }
+    for (size_t tap = 0; tap < taps; ++tap) {
+      result.weight[tap][size_t(position)] =
+          sampling.exclude_outside && total != 0 ? weights[tap] / total : weights[tap];
+    }
+    result.outside[size_t(position)] =
+        sampling.coordinates == "tf_crop_and_resize" && (x < 0 || x > double(in - 1));
+  }
+  return result;
+}
+
+// Input 0 (of known `shape`) resized to `out` along every axis, each axis
+// as a sum of its taps: the data gathered at each tap's indices, times its
+// weights. Exact for every mode, coordinate transformation, scale and rank
+// ONNX has; used where image.resize2d's cannot say the same.
+OnnxValue ResizedByTaps(ConvertContext& context, const std::vector<int64_t>& shape,
+                        const std::vector<int64_t>& out, const std::vector<double>& scales,
+                        const Sampling& sampling, const std::vector<double>& roi) {
+  const DType dtype = context.Input(0).dtype;
+  if (!IsFloatDType(dtype) && sampling.mode != "nearest")
+    Refuse(sampling.mode + " resizing of " + std::string(DTypeName(dtype)) + " data");
+  std::string value = context.Tensor(0);
+  for (size_t axis = 0; axis < shape.size(); ++axis) {
+    if (out[axis] == shape[axis] && scales[axis] == 1 &&
+        sampling.coordinates != "tf_crop_and_resize")
+      continue;
+    if (shape[axis] < 1 || out[axis] < 1)
+      Refuse("resizing an axis of " + std::to_string(shape[axis]) + " to " +
+             std::to_string(out[axis]) + " elements");
+    const AxisTaps taps =
+        TapsAlong(shape[axis], out[axis], scales[axis], sampling, roi.empty() ? 0 : roi[axis],
+                  roi.empty() ? 1 : roi[axis + shape.size()]);
+    // Weights shaped to broadcast along the axis.
+    std::vector<int64_t> weight_shape(shape.size(), 1);
+    weight_shape[axis] = out[axis];
+    auto tensor_of = [&](const std::vector<double>& values, DType type,
+                         const std::vector<int64_t>& dims) {
+      Ref<relay::Tensor> tensor = relay::Tensor::Empty(HostDevice(), dims, type);
+      for (size_t index = 0; index < values.size(); ++index) {
+        if (type == DType::kFloat64)
+          tensor->data<double>()[index] = values[index];
+        else
+          tensor->data<float>()[index] = float(values[index]);
+      }
+      tensor->MarkImmutable();
+      return tensor;
+    };
+    const DType weight_dtype = dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+    const std::string along = "axis=" + std::to_string(axis);
+    const std::string source = context.Bind(value);
+    std::string sum;
+    for (size_t tap = 0; tap < taps.index.size(); ++tap) {
+      const std::vector<double>& weights = taps.weight[tap];
+      if (std::all_of(weights.begin(), weights.end(), [](double w) { return w == 0; })) continue;
+      Ref<relay::Tensor> indices =
+          relay::Tensor::Empty(HostDevice(), {int64_t(taps.index[tap].size())}, DType::kInt64);
+      std::copy(taps.index[tap].begin(), taps.index[tap].end(), indices->data<int64_t>());
+      indices->MarkImmutable();
+      std::string gathered =
+          Call("take", {source, context.Weight("resize_index", indices)}, {along});
+      const bool all_ones =
+          std::all_of(weights.begin(), weights.end(), [](double w) { return w == 1; });
+      if (!all_ones) {
+        if (!IsFloatDType(dtype)) Refuse("nearest resizing that mixes pixels");
+        gathered = Call("multiply",
+                        {gathered, context.Weight("resize_weight",
+                                                  tensor_of(weights, weight_dtype, weight_shape))});
+      }
+      sum = sum.empty() ? gathered : Call("add", {sum, gathered});
+    }
+    if (sum.empty()) sum = Call("zeros_like", {Call("take", {source, "0"}, {along})});
+    if (std::find(taps.outside.begin(), taps.outside.end(), true) != taps.outside.end()) {
+      std::vector<double> outside(taps.outside.begin(), taps.outside.end());
+      Ref<relay::Tensor> mask = relay::Tensor::Empty(HostDevice(), weight_shape, DType::kBool);
+      for (size_t index = 0; index < outside.size(); ++index)
+        mask->data<bool>()[index] = taps.outside[index];
+      mask->MarkImmutable();
+      sum = Where(context.Weight("resize_outside", mask), LiteralOf(dtype, sampling.extrapolation),
+                  sum);
+    }
+    value = sum;
+  }
+  return Shaped(value, out);
+}
+
+// Resize: the output size from `sizes` or from `scales` (floor(extent *
+// scale)). NCHW data resized over its height and width by nearest or
+// linear sampling is image.resize2d where that samples the same pixels
+// (sizes, or scales giving whole sizes), and nn.upsampling where the
+// height or width is only known at run time; every other case (cubic,
+// tf_crop_and_resize, fractional scales, other axes or ranks) is summed
+// from taps computed while importing (ResizedByTaps).
 std::vector<OnnxValue> ConvertResize(ConvertContext& context) {
-  if (RankOf(context, 0) != 4) Refuse("only 4-D (NCHW) data is supported");
+  const size_t rank = RankOf(context, 0);
   const std::vector<int64_t> shape = *context.Input(0).shape;
-  const bool spatial_known = shape[2] >= 0 && shape[3] >= 0;
-  std::string coordinates = context.StringAttribute("coordinate_transformation_mode", "half_pixel");
-  std::string rounding = context.StringAttribute("nearest_mode", "round_prefer_floor");
+  Sampling sampling;
+  sampling.mode = context.StringAttribute("mode", "nearest");
+  sampling.coordinates = context.StringAttribute("coordinate_transformation_mode", "half_pixel");
+  sampling.rounding = context.StringAttribute("nearest_mode", "round_prefer_floor");
+  sampling.cubic_a = context.FloatAttribute("cubic_coeff_a", -0.75f);
+  sampling.exclude_outside = context.IntAttribute("exclude_outside", 0) != 0;
+  sampling.extrapolation = context.FloatAttribute("extrapolation_value", 0.0f);
   if (context.opset() < 11) {
     // Resize-10 samples at x_out / scale and takes the floor.
-    coordinates = "asymmetric";
-    rounding = "floor";
+    sampling.coordinates = "asymmetric";
+    sampling.rounding = "floor";
   }
-  const std::string mode = context.StringAttribute("mode", "nearest");
+  if (sampling.mode == "bilinear") sampling.mode = "linear";
   const size_t scales_input = context.opset() < 11 ? 1 : 2;
-  std::vector<int64_t> size;
-  if (context.opset() >= 11 && context.HasInput(3)) {
-    const std::vector<int64_t> sizes = IntValues(*context.Constant(3));
-    if (sizes.size() != 4 || sizes[0] != shape[0] || sizes[1] != shape[1])
-      Refuse("sizes other than the spatial ones");
-    size = {sizes[2], sizes[3]};
-  } else if (!spatial_known) {
-    return {Upsampled(context, shape, SpatialScales(context.Constant(scales_input)), mode,
-                      coordinates, rounding)};
-  } else {
-    size = ScaledSize(shape, context.Constant(scales_input));
+  const bool sized = context.opset() >= 11 && context.HasInput(3);
+  const bool spatial_known = rank == 4 && shape[2] >= 0 && shape[3] >= 0;
+  const bool image_like =
+      rank == 4 && sampling.mode != "cubic" && sampling.coordinates != "tf_crop_and_resize";
+  if (image_like && !sized && !spatial_known) {
+    return {Upsampled(context, shape, SpatialScales(context.Constant(scales_input)), sampling.mode,
+                      sampling.coordinates, sampling.rounding)};
   }
-  return {Resized(context, shape, size, mode, coordinates, rounding)};
+  std::vector<int64_t> out(rank);
+  std::vector<double> scales(rank);
+  if (sized) {
+    const std::vector<int64_t> sizes = IntValues(*context.Constant(3));
+    if (sizes.size() != rank) Refuse("sizes of another rank");
+    out = sizes;
+    if (image_like && sizes[0] == shape[0] && sizes[1] == shape[1])
+      return {Resized(context, shape, {sizes[2], sizes[3]}, sampling.mode, sampling.coordinates,
+                      sampling.rounding)};
+    for (size_t axis = 0; axis < rank; ++axis) {
+      if (shape[axis] < 0) Refuse("sizes for an axis only known at run time");
+      scales[axis] = double(sizes[axis]) / double(shape[axis]);
+    }
+  } else {
+    const Ref<relay::Tensor>& given = context.Constant(scales_input);
+    if (given->dtype() != DType::kFloat32 || given->element_count() != int64_t(rank))
+      Refuse("scales of " + std::to_string(rank) + " float32 values are required");
+    for (size_t axis = 0; axis < rank; ++axis) {
+      scales[axis] = given->data<float>()[axis];
+      if (!(scales[axis] > 0)) Refuse("scales that are not positive");
+      if (scales[axis] == 1) {
+        out[axis] = shape[axis];
+        continue;
+      }
+      if (shape[axis] < 0) Refuse("scaling an axis only known at run time");
+      const double exact = double(shape[axis]) * scales[axis];
+      if (!(exact < double(std::numeric_limits<int32_t>::max())))
+        Refuse("scales that give an output too large");
+      out[axis] = int64_t(std::floor(exact));
+    }
+    const bool whole = spatial_known && double(out[2]) == double(shape[2]) * scales[2] &&
+                       double(out[3]) == double(shape[3]) * scales[3];
+    if (image_like && scales[0] == 1 && scales[1] == 1 && whole)
+      return {Resized(context, shape, {out[2], out[3]}, sampling.mode, sampling.coordinates,
+                      sampling.rounding)};
+  }
+  std::vector<double> roi;
+  if (sampling.coordinates == "tf_crop_and_resize") {
+    if (!context.HasInput(1)) Refuse("tf_crop_and_resize without a roi");
+    const Ref<relay::Tensor>& region = context.Constant(1);
+    if (region->element_count() != int64_t(2 * rank)) Refuse("a roi of another rank");
+    for (int64_t index = 0; index < region->element_count(); ++index)
+      roi.push_back(region->dtype() == DType::kFloat64 ? region->data<double>()[index]
+                                                       : double(region->data<float>()[index]));
+  }
+  return {ResizedByTaps(context, shape, out, scales, sampling, roi)};
 }
 
 // Upsample (opsets 7-9): Resize-10's sampling, its scales an attribute
