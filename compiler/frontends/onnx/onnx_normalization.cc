@@ -12,7 +12,47 @@ std::string AxesText(const std::vector<int64_t>& axes) {
   return "axis=" + IntList(axes);
 }
 
+// BatchNormalization in training mode (opset 14 on): normalised by the
+// batch's own mean and (population) variance over every axis but 1, and
+// the running statistics updated by `momentum`.
+std::vector<OnnxValue> TrainingBatchNormalization(ConvertContext& context) {
+  const size_t rank = RankOf(context, 0);
+  if (rank < 2) Refuse("data of rank " + std::to_string(rank));
+  std::vector<int64_t> axes = {0};
+  for (size_t axis = 2; axis < rank; ++axis) axes.push_back(int64_t(axis));
+  std::vector<int64_t> channels(rank, 1);
+  channels[1] = -1;
+  const std::string over = "axis=" + IntList(axes);
+  const std::string x = context.Tensor(0);
+  const std::string mean = context.Bind(Call("mean", {x}, {over, "keepdims=True"}));
+  const std::string centered = context.Bind(Call("subtract", {x, mean}));
+  const std::string variance =
+      context.Bind(Call("mean", {Call("multiply", {centered, centered})}, {over, "keepdims=True"}));
+  auto along_channels = [&](size_t input) {
+    return Call("reshape", {context.Tensor(input)}, {"newshape=" + IntList(channels)});
+  };
+  const std::string epsilon = Literal(context, context.FloatAttribute("epsilon", 1e-5f));
+  std::vector<OnnxValue> outputs = {Shaped(
+      Call("add",
+           {Call("multiply",
+                 {Call("divide", {centered, Call("sqrt", {Call("add", {variance, epsilon})})}),
+                  along_channels(1)}),
+            along_channels(2)}),
+      context.Input(0).shape)};
+  const double momentum = context.FloatAttribute("momentum", 0.9f);
+  for (const auto& [input, batch] : {std::pair<size_t, std::string>{3, mean}, {4, variance}}) {
+    // running * momentum + batch * (1 - momentum)
+    outputs.push_back(Result(Call(
+        "add",
+        {Call("multiply", {context.Tensor(input), Literal(context, momentum)}),
+         Call("multiply", {Call("squeeze", {batch}, {over}), Literal(context, 1 - momentum)})})));
+  }
+  return outputs;
+}
+
 std::vector<OnnxValue> ConvertBatchNormalization(ConvertContext& context) {
+  if (context.opset() >= 14 && context.IntAttribute("training_mode", 0) != 0)
+    return TrainingBatchNormalization(context);
   if (context.node().output_size() > 1)
     Refuse("training mode (running statistics) is not supported");
   if (context.IntAttribute("training_mode", 0) != 0) Refuse("training mode is not supported");

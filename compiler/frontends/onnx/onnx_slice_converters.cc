@@ -203,7 +203,20 @@ std::vector<OnnxValue> ConvertSplit(ConvertContext& context) {
   } else {
     if (sizes.size() != outputs) Refuse("split sizes for another number of outputs");
     for (int64_t part : sizes) {
-      if (part <= 0) Refuse("empty splits are not supported");
+      if (part < 0) Refuse("negative split sizes");
+    }
+    if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) {
+      // Empty parts: a slice per output (split takes no empty section).
+      std::vector<OnnxValue> results;
+      int64_t position = 0;
+      for (int64_t part : sizes) {
+        results.push_back(
+            Result(Call("strided_slice", {context.Tensor(0)},
+                        {"begin=" + IntList({position}), "end=" + IntList({position + part}),
+                         "strides=[1]", "axes=" + IntList({axis})})));
+        position += part;
+      }
+      return results;
     }
     std::vector<int64_t> indices;
     int64_t position = 0;
