@@ -1,6 +1,8 @@
-// Resize and Upsample of NCHW data, as image.resize2d, or as nn.upsampling
-// (a resize by whole-number factors) where the data's height or width is
-// only known at run time.
+// Resize and Upsample: of NCHW data as image.resize2d where that samples
+// the points ONNX does, or as nn.upsampling (a resize by whole-number
+// factors) where the data's height or width is only known at run time;
+// any other Resize of data of known shape as a sum of taps computed while
+// importing (ResizedByTaps).
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
