@@ -110,8 +110,8 @@ std::vector<OnnxValue> ConvertDropout(ConvertContext& context) {
     if (mode.element_count() != 1) Refuse("training_mode must be a scalar");
     const bool training =
         mode.dtype() == DType::kBool ? mode.data<bool>()[0] : FloatValue(mode) != 0;
-    const double ratio = context.HasInput(1) ? FloatValue(*context.Constant(1)) : 0.5;
-    if (training && ratio != 0) Refuse("training mode (dropping at random) is not supported");
+    if (training && (!context.HasInput(1) || FloatValue(*context.Constant(1)) != 0))
+      Refuse("training mode (dropping at random) is not supported");
   }
   std::vector<OnnxValue> outputs = ConvertIdentity(context);
   if (context.node().output_size() > 1 && context.OutputUsed(1)) {
