@@ -139,6 +139,14 @@ TEST(ServeCommand, SigtermAnswersEveryRequestReceivedThenExitsZero) {
 
 // The server's resident memory, from /proc/PID/status: "VmRSS" now or
 // "VmHWM" at its peak, in bytes.
+// Resets a process's peak resident memory (VmHWM) to its current one.
+bool ResetPeakMemory(pid_t pid) {
+  std::ofstream clear("/proc/" + std::to_string(pid) + "/clear_refs");
+  clear << "5";
+  clear.flush();
+  return static_cast<bool>(clear);
+}
+
 size_t MemoryOf(pid_t pid, const std::string& field) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   std::string line;
@@ -287,16 +295,21 @@ TEST(ServeCommand, MemoryStaysBoundedOverRepeatedLargeBodies) {
     std::memcpy(&first_sum, numbers->body.data() + json_length, sizeof first_sum);
     EXPECT_EQ(first_sum, 2.0f);
   };
+  // The first round compiles the model's kernels (LLVM's memory, once per
+  // process) and sizes the allocator's pools: memory is measured from after
+  // it, with the peak (VmHWM) reset there (clear_refs 5).
+  send();
   const size_t before = MemoryOf(serve.pid(), "VmRSS");
+  const bool peak_reset = ResetPeakMemory(serve.pid());
   send();
   const size_t after_first = MemoryOf(serve.pid(), "VmRSS");
   const size_t first_peak = MemoryOf(serve.pid(), "VmHWM");
   for (int round = 0; round < 5; ++round) send();
   const size_t after_all = MemoryOf(serve.pid(), "VmRSS");
   const size_t peak = MemoryOf(serve.pid(), "VmHWM");
-  std::cerr << "RSS: before " << (before >> 20) << " MiB, after the first round "
+  std::cerr << "RSS: after a warm-up round " << (before >> 20) << " MiB, after the next "
             << (after_first >> 20) << " MiB (peak " << (first_peak >> 20)
-            << " MiB), after six rounds " << (after_all >> 20) << " MiB (peak " << (peak >> 20)
+            << " MiB), after five more " << (after_all >> 20) << " MiB (peak " << (peak >> 20)
             << " MiB)\n";
   const size_t body = binary_body.size();
   // Nothing grows from round to round (a margin for where allocations
@@ -306,7 +319,12 @@ TEST(ServeCommand, MemoryStaysBoundedOverRepeatedLargeBodies) {
   // ... and a request's peak is a few times its body: the body, its
   // tensor, the model's outputs (a softmax of the same size, and the sums)
   // and the answer.
-  EXPECT_LT(peak - before, 8 * body);
+  if (peak_reset) {
+    EXPECT_LT(peak - before, 6 * body);
+  } else {
+    std::cerr << "cannot reset the server's peak memory (/proc/PID/clear_refs): its peak per "
+                 "request is not checked\n";
+  }
 }
 
 TEST(ServeCommand, SigintStopsAnIdleServer) {
