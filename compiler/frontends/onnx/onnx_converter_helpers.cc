@@ -298,4 +298,25 @@ std::string ReshapedTo(const std::string& data, const ShapeEntries& entries) {
   return Call("reshape_like", {data, Filled(entries, "False", DType::kBool)});
 }
 
+std::string TupleRows(ConvertContext& context, const std::string& tuples,
+                      const std::vector<int64_t>& shape, size_t tuple_rank, size_t batch,
+                      size_t depth) {
+  std::string row = "0i64";
+  // The batch position, then the tuple's entries, as mixed-radix digits.
+  for (size_t axis = 0; axis < batch; ++axis) {
+    const std::string position =
+        PositionsAlong(std::to_string(shape[axis]) + "i64", axis, tuple_rank);
+    row = Call("add", {Call("multiply", {row, std::to_string(shape[axis]) + "i64"}), position});
+  }
+  for (size_t axis = batch; axis < batch + depth; ++axis) {
+    const std::string extent = std::to_string(shape[axis]) + "i64";
+    const std::string entry = context.Bind(Call("take", {tuples, std::to_string(axis - batch)},
+                                                {"axis=" + std::to_string(tuple_rank)}));
+    const std::string wrapped =
+        Where(Call("less", {entry, "0i64"}), Call("add", {entry, extent}), entry);
+    row = Call("add", {Call("multiply", {row, extent}), wrapped});
+  }
+  return row;
+}
+
 }  // namespace relay::onnx_import

@@ -136,6 +136,15 @@ std::string ReshapedTo(const std::string& data, const ShapeEntries& entries);
 // unit height (onnx_unit_height.cc).
 Converter WithOneDimensional(Converter two_dimensional);
 
+// GatherND's and ScatterND's row numbers: each index tuple of `tuples`
+// (int64, its entries along axis `tuple_rank`, `depth` of them) as the row
+// of data of `shape` whose axes from `batch` to `batch + depth` are
+// flattened, its negative entries counted from their axis's end, offset by
+// its position along the first `batch` axes (batch_dims).
+std::string TupleRows(ConvertContext& context, const std::string& tuples,
+                      const std::vector<int64_t>& shape, size_t tuple_rank, size_t batch,
+                      size_t depth);
+
 // The converters of the files named above, added to the table by
 // onnx_converters.cc.
 void AddElementwiseConverters(std::map<std::string, Converter>& converters);

@@ -281,23 +281,8 @@ std::vector<OnnxValue> ConvertGatherND(ConvertContext& context) {
   for (size_t axis = 0; axis < batch; ++axis) {
     if ((*indices.shape)[axis] != data_shape[axis]) Refuse("batch axes of different extents");
   }
-  const std::string tuples = context.Bind(context.Tensor(1));
-  std::string row = "0i64";
-  // The batch position, then the tuple's entries, as mixed-radix digits.
-  for (size_t axis = 0; axis < batch; ++axis) {
-    const std::string position =
-        PositionsAlong(std::to_string(data_shape[axis]) + "i64", axis, tuple_rank);
-    row =
-        Call("add", {Call("multiply", {row, std::to_string(data_shape[axis]) + "i64"}), position});
-  }
-  for (size_t axis = batch; axis < batch + depth; ++axis) {
-    const std::string extent = std::to_string(data_shape[axis]) + "i64";
-    const std::string entry = context.Bind(Call("take", {tuples, std::to_string(axis - batch)},
-                                                {"axis=" + std::to_string(tuple_rank)}));
-    const std::string wrapped =
-        Where(Call("less", {entry, "0i64"}), Call("add", {entry, extent}), entry);
-    row = Call("add", {Call("multiply", {row, extent}), wrapped});
-  }
+  const std::string row =
+      TupleRows(context, context.Bind(context.Tensor(1)), data_shape, tuple_rank, batch, depth);
   std::vector<int64_t> rows_shape{Product(std::span(data_shape).first(batch + depth))};
   rows_shape.insert(rows_shape.end(), data_shape.begin() + int64_t(batch + depth),
                     data_shape.end());

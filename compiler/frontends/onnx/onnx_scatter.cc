@@ -66,23 +66,12 @@ std::vector<OnnxValue> ConvertScatterND(ConvertContext& context) {
   if (index_shape.empty()) Refuse("scalar indices");
   const size_t depth = size_t(index_shape.back());
   if (depth == 0 || depth > shape.size()) Refuse("index tuples longer than the data's rank");
-  const std::string index = Int64Indices(context, 1);
   const size_t tuple_axis = index_shape.size() - 1;
-  // The row number of each tuple: its entries (negative counted from
-  // their axis's end) times the rows each step of that axis spans.
-  std::string row;
-  int64_t stride = 1;
-  for (size_t entry = depth; entry-- > 0;) {
-    const std::string at = context.Bind(
-        Call("take", {index, std::to_string(entry)}, {"axis=" + std::to_string(tuple_axis)}));
-    const std::string extent = std::to_string(shape[entry]) + "i64";
-    const std::string wrapped = Where(Call("less", {at, "0i64"}), Call("add", {at, extent}), at);
-    const std::string term = Call("multiply", {wrapped, std::to_string(stride) + "i64"});
-    row = row.empty() ? term : Call("add", {row, term});
-    stride = stride * shape[entry];
-  }
+  const std::string row =
+      TupleRows(context, Int64Indices(context, 1), shape, tuple_axis, /*batch=*/0, depth);
+  const int64_t row_count = Product(std::span(shape).first(depth));
   const int64_t tuples = Product(std::span(index_shape).first(tuple_axis));
-  std::vector<int64_t> rows_shape = {stride};
+  std::vector<int64_t> rows_shape = {row_count};
   std::vector<int64_t> updates_shape = {tuples};
   std::vector<int64_t> row_index_shape = {tuples};
   for (size_t axis = depth; axis < shape.size(); ++axis) {
