@@ -123,23 +123,17 @@ void AddElementwiseGradients(RuleTable& table) {
   };
   table.emplace_back("add", Binary(pass, pass));
   table.emplace_back("subtract", Binary(pass, negated));
-  table.emplace_back("multiply",
-                     Binary(
-                         [](const Expr&, const Expr& b, const Expr&, const Expr& g, DType) {
-                           return Op("multiply", {g, b});
-                         },
-                         [](const Expr& a, const Expr&, const Expr&, const Expr& g, DType) {
-                           return Op("multiply", {g, a});
-                         }));
+  table.emplace_back("multiply", Binary([](const Expr&, const Expr& b, const Expr&, const Expr& g,
+                                           DType) { return Op("multiply", {g, b}); },
+                                        [](const Expr& a, const Expr&, const Expr&, const Expr& g,
+                                           DType) { return Op("multiply", {g, a}); }));
   // d(a/b)/db = -a/b^2 = -y/b.
   table.emplace_back("divide",
-                     Binary(
-                         [](const Expr&, const Expr& b, const Expr&, const Expr& g, DType) {
-                           return Op("divide", {g, b});
-                         },
-                         [](const Expr&, const Expr& b, const Expr& y, const Expr& g, DType) {
-                           return Op("negative", {Op("divide", {Op("multiply", {g, y}), b})});
-                         }));
+                     Binary([](const Expr&, const Expr& b, const Expr&, const Expr& g,
+                               DType) { return Op("divide", {g, b}); },
+                            [](const Expr&, const Expr& b, const Expr& y, const Expr& g, DType) {
+                              return Op("negative", {Op("divide", {Op("multiply", {g, y}), b})});
+                            }));
   // a mod b = a - q(a/b) b with q the truncation (mod, trunc_mod) or the
   // floor (floor_mod), piecewise constant: d/da = 1, d/db = -q(a/b).
   auto remainder = [pass](const char* quotient) {
@@ -168,21 +162,17 @@ void AddElementwiseGradients(RuleTable& table) {
           }));
   // Ties send the gradient to the left operand, as TVM does.
   table.emplace_back("maximum",
-                     Binary(
-                         [](const Expr& a, const Expr& b, const Expr&, const Expr& g, DType) {
-                           return GradientWhere(Op("greater_equal", {a, b}), g);
-                         },
-                         [](const Expr& a, const Expr& b, const Expr&, const Expr& g, DType) {
-                           return GradientWhere(Op("less", {a, b}), g);
-                         }));
+                     Binary([](const Expr& a, const Expr& b, const Expr&, const Expr& g,
+                               DType) { return GradientWhere(Op("greater_equal", {a, b}), g); },
+                            [](const Expr& a, const Expr& b, const Expr&, const Expr& g, DType) {
+                              return GradientWhere(Op("less", {a, b}), g);
+                            }));
   table.emplace_back("minimum",
-                     Binary(
-                         [](const Expr& a, const Expr& b, const Expr&, const Expr& g, DType) {
-                           return GradientWhere(Op("less_equal", {a, b}), g);
-                         },
-                         [](const Expr& a, const Expr& b, const Expr&, const Expr& g, DType) {
-                           return GradientWhere(Op("greater", {a, b}), g);
-                         }));
+                     Binary([](const Expr& a, const Expr& b, const Expr&, const Expr& g,
+                               DType) { return GradientWhere(Op("less_equal", {a, b}), g); },
+                            [](const Expr& a, const Expr& b, const Expr&, const Expr& g, DType) {
+                              return GradientWhere(Op("greater", {a, b}), g);
+                            }));
 
   table.emplace_back("where", [](const GradientContext& context) -> std::vector<Expr> {
     const Expr& condition = context.inputs[0];
