@@ -1,4 +1,4 @@
-// A device-neutral pooled allocator (DESIGN.md section 6).
+// A device-neutral pooled allocator (docs/architecture.md, "Devices").
 //
 // Every device (CPU, CUDA, OpenCL, XRT) gets its memory through a MemoryPool
 // stacked on a RawAllocator that talks to the system or the driver. The pool

@@ -1,5 +1,5 @@
-// The part of a relay::Device that every device kind shares (DESIGN.md
-// section 6): its id and description, and a MemoryPool over the kind's
+// The part of a relay::Device that every device kind shares
+// (docs/architecture.md, "Devices"): its id and description, and a MemoryPool over the kind's
 // RawAllocator that serves Allocate and Free and answers the memory methods.
 // A device kind derives from PooledDevice, hands it its raw allocator, and
 // implements the copies and Synchronize.

@@ -1,4 +1,5 @@
-// The operator table: one definition per operator (DESIGN.md section 4).
+// The operator table: one definition per operator (docs/architecture.md,
+// "Operators").
 //
 // An OperatorDefinition names the operator, its inputs, its attribute schema,
 // its fusion pattern and its type relation. The type relation works on

@@ -1,5 +1,5 @@
-// The bytecode compiler: typed Relay IR to a VM executable (DESIGN.md
-// section 2).
+// The bytecode compiler: typed Relay IR to a VM executable
+// (docs/architecture.md, "Bytecode and the VM").
 //
 // It runs the IR passes (compiler/passes/pipeline.h: eta-expansion, A-normal
 // form, constant folding, CSE, dead code, fusion, lambda lifting), then

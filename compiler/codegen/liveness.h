@@ -1,7 +1,8 @@
-// Registers die at their last use (DESIGN.md section 6): a pass over a
-// compiled function's bytecode that inserts `kill` after the instruction
-// that last reads a register, so a large tensor, list or closure is freed as
-// soon as nothing can need it, not when its function returns.
+// Registers die at their last use (docs/architecture.md, "Bytecode and the
+// VM"): a pass over a compiled function's bytecode that inserts `kill` after
+// the instruction that last reads a register, so a large tensor, list or
+// closure is freed as soon as nothing can need it, not when its function
+// returns.
 //
 // Liveness is the usual backward dataflow over the function's control flow
 // (fall-through, goto, the two edges of if_false and if_tag_not). A register

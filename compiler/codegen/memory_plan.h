@@ -1,5 +1,5 @@
-// Explicit memory, planned (DESIGN.md section 2): where a kernel's result
-// has a static shape, the code generator emits
+// Explicit memory, planned (docs/architecture.md, "Bytecode and the VM"):
+// where a kernel's result has a static shape, the code generator emits
 //   alloc_tensor $t, $block, layout      (a view of the function's block)
 //   invoke_kernel_out kernel, [inputs..., $t]
 // with every such tensor at offset 0 of one storage block register. This

@@ -1,5 +1,6 @@
 // The reference evaluator: a simple interpreter of typed Relay IR, the oracle
-// against which the bytecode compiler and VM are tested (DESIGN.md section 8).
+// against which the bytecode compiler and VM are tested (docs/architecture.md,
+// "Bytecode and the VM").
 //
 // Semantics (Relay's reference semantics):
 // - call by value; every expression evaluates its parts left to right (a

@@ -1,4 +1,4 @@
-// Type inference for a Relay module (DESIGN.md section 2).
+// Type inference for a Relay module (docs/architecture.md, "The front end").
 //
 // Every expression of every function gets its checked_type(). Polymorphic
 // globals and constructors are instantiated at each use; operator calls are

@@ -1,4 +1,4 @@
-// The device interface (DESIGN.md section 4).
+// The device interface (docs/architecture.md, "Devices").
 //
 // A Device owns a memory pool and moves bytes in and out of it. Device memory
 // is addressed by an opaque handle plus a byte offset, as DLPack does: on the

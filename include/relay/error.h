@@ -1,4 +1,4 @@
-// The one error type of relay-vm (DESIGN.md section 7).
+// The one error type of relay-vm (docs/architecture.md, "The runtime core").
 //
 // Every failure that reaches a user is a relay::Error carrying a kind, a
 // message written for the user, and where known the source span it concerns

@@ -1,5 +1,6 @@
 // Compute definitions: how an operator's output element is computed from
-// its inputs' elements, in kernel IR (DESIGN.md section 4).
+// its inputs' elements, in kernel IR (docs/architecture.md,
+// "Kernel IR, schedules and the LLVM JIT").
 //
 // A TensorExpr is a tensor not yet materialised: its shape, its dtype and a
 // function from output indices to the scalar kernel-IR expression of that

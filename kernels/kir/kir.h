@@ -1,4 +1,5 @@
-// The kernel IR: a small, device-neutral, loop-level IR (DESIGN.md section 4).
+// The kernel IR: a small, device-neutral, loop-level IR (docs/architecture.md,
+// "Kernel IR, schedules and the LLVM JIT").
 //
 // An operator's compute definition, and a fused primitive function made of
 // several, becomes one Kernel: a loop nest over buffers with scalar

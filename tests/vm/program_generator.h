@@ -1,5 +1,6 @@
 // Random well-typed Relay programs for differential testing of the VM
-// against the reference evaluator (DESIGN.md section 8).
+// against the reference evaluator (docs/architecture.md, "Tests and
+// benchmarks").
 //
 // A program is Relay text: a few helper globals (bounded loops, list
 // builders) and @main(), which returns a tuple of values of the generator's

@@ -1,5 +1,5 @@
 // Bytecode: the VM's instructions, functions and the executable that holds
-// them (DESIGN.md sections 2 and 5).
+// them (docs/architecture.md, "Bytecode and the VM").
 //
 // An Executable is what the bytecode compiler produces and the VM runs:
 // functions of register-based instructions, the constants they load, the

@@ -1,5 +1,5 @@
 // The .rbc executable file: an Executable saved to bytes and loaded back
-// with full verification (DESIGN.md sections 4 and 7).
+// with full verification (docs/architecture.md, "Bytecode and the VM").
 //
 // The format is our own and versioned independently of the build's version
 // string. Everything is little-endian; integers have fixed widths; a string

@@ -1,4 +1,4 @@
-// The bytecode interpreter (DESIGN.md sections 4 and 5).
+// The bytecode interpreter (docs/architecture.md, "Bytecode and the VM").
 //
 // A VirtualMachine runs functions of a shared, verified Executable. All
 // execution state is explicit: a contiguous register stack and a stack of

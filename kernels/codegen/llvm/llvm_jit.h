@@ -1,4 +1,5 @@
-// The LLVM ORC JIT behind one small class (CONVENTIONS.md item 8).
+// The LLVM ORC JIT behind one small class (docs/architecture.md,
+// "Kernel IR, schedules and the LLVM JIT").
 //
 // LlvmJit turns an llvm::Module into callable host code: it verifies the
 // module, optimises it with LLVM's O3 pipeline for the host CPU (its real
