@@ -66,6 +66,22 @@ void OperatorTableBuilder::AttachComputes(
               "a compute definition names an operator the table lacks");
 }
 
+void OperatorTableBuilder::AttachHostKernels(
+    const std::unordered_map<std::string, HostKernel>& kernels) {
+  size_t attached = 0;
+  for (OperatorDefinition& definition : definitions_) {
+    auto found = kernels.find(definition.name);
+    if (found == kernels.end()) continue;
+    RELAY_CHECK(!definition.compute,
+                "operator '" + definition.name + "' has both a compute and a host kernel");
+    RELAY_CHECK(definition.pattern == FusionPattern::kOpaque,
+                "operator '" + definition.name + "' has a host kernel: it cannot be fused");
+    definition.host_kernel = found->second;
+    ++attached;
+  }
+  RELAY_CHECK(attached == kernels.size(), "a host kernel names an operator the table lacks");
+}
+
 void OperatorTableBuilder::Add(OperatorDefinition definition) {
   for (const OperatorDefinition& existing : definitions_) {
     RELAY_CHECK(existing.name != definition.name,
@@ -111,12 +127,16 @@ const OperatorTable& Table() {
     RegisterTransformOperators(builder);
     RegisterImageOperators(builder);
     RegisterDeviceAnnotations(builder);
+    RegisterSearchOperators(builder);
+    RegisterVisionOperators(builder);
     AttachElementwiseComputes(builder);
     AttachReductionComputes(builder);
     AttachTransformComputes(builder);
     AttachConvolutionComputes(builder);
     AttachNeuralNetworkComputes(builder);
     AttachShapeComputes(builder);
+    AttachSearchKernels(builder);
+    AttachVisionKernels(builder);
     OperatorTable result;
     result.definitions = std::move(builder.definitions());
     for (const OperatorDefinition& definition : result.definitions) {

@@ -82,6 +82,18 @@ struct OperatorTypeError {
 using TypeRelation =
     std::function<ValueType(std::span<const RelationInput> inputs, const Attrs& attrs)>;
 
+// A kernel written in C++ instead of kernel IR, for operators whose work is
+// not one expression per output element: sorting and selecting (topk,
+// argsort), scans (cumsum), outputs sized by values (argwhere), non-maximum
+// suppression. It computes result `result` (0 for a tensor result, else the
+// tuple field's position) from host tensors `inputs` into the host tensor
+// `output`, whose shape and dtype the type relation gave; `attrs` are
+// normalised. Such an operator is never fused and runs on the host: inputs
+// on a device are copied there, and its result back (as ONNX Runtime falls
+// back to its CPU kernels).
+using HostKernel = std::function<void(std::span<const Tensor* const> inputs, const Attrs& attrs,
+                                      size_t result, const Tensor& output)>;
+
 // Whether reverse-mode automatic differentiation can go through an operator
 // (compiler/passes/gradient.h). Only calls with a floating-point result and
 // a floating-point input ask: an integer index, a comparison or a shape
@@ -110,6 +122,12 @@ struct OperatorDefinition {
   // operators whose kernels are not written yet. Attached after the
   // families register their entries, hence last.
   ComputeFunction compute = {};
+  // Set instead of `compute` for an operator computed by C++ code
+  // (kernels/host/); attached the same way.
+  HostKernel host_kernel = {};
+
+  // Whether a kernel computes this operator (either kind).
+  bool has_kernel() const { return compute || host_kernel; }
 };
 
 // The operator named `name`, or null.

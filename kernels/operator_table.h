@@ -18,6 +18,8 @@ class OperatorTableBuilder {
   // Gives each named operator its compute definition; a name the table
   // lacks is an internal error.
   void AttachComputes(const std::unordered_map<std::string, ComputeFunction>& computes);
+  // The same for operators computed by C++ code (kernels/host/).
+  void AttachHostKernels(const std::unordered_map<std::string, HostKernel>& kernels);
   std::vector<OperatorDefinition>& definitions() { return definitions_; }
 
  private:
@@ -29,7 +31,9 @@ void RegisterReductionOperators(OperatorTableBuilder& table);    // sum, mean, a
 void RegisterNeuralNetworkOperators(OperatorTableBuilder& table);  // nn.*
 void RegisterTransformOperators(OperatorTableBuilder& table);  // reshape, concatenate, take, ...
 void RegisterImageOperators(OperatorTableBuilder& table);      // image.resize2d
-void RegisterDeviceAnnotations(OperatorTableBuilder& table);   // on_device, device_copy
+void RegisterSearchOperators(OperatorTableBuilder& table);  // topk, argsort, argwhere, cumsum, ...
+void RegisterVisionOperators(OperatorTableBuilder& table);  // vision.*
+void RegisterDeviceAnnotations(OperatorTableBuilder& table);  // on_device, device_copy
 
 // Compute definitions live beside the kernels (kernels/compute/) and are
 // attached to the entries the families registered.
@@ -39,5 +43,7 @@ void AttachTransformComputes(OperatorTableBuilder& table);    // reshape, take, 
 void AttachConvolutionComputes(OperatorTableBuilder& table);  // conv2d, pools, resize2d
 void AttachNeuralNetworkComputes(OperatorTableBuilder& table);  // dense, softmax, norms, ...
 void AttachShapeComputes(OperatorTableBuilder& table);          // arange, shape_of, ndarray_size
+void AttachSearchKernels(OperatorTableBuilder& table);  // topk, argsort, sort, argwhere, cumsum
+void AttachVisionKernels(OperatorTableBuilder& table);  // non-maximum suppression, roi_align
 
 }  // namespace relay::kernels

@@ -105,7 +105,7 @@ class ConstantFolder {
 
   static Expr Fold(const CallNode& call) {
     const auto* op = As<OpNode>(call.callee);
-    if (op == nullptr || !op->definition->compute || HasTupleType(Expr(&call)) ||
+    if (op == nullptr || !op->definition->has_kernel() || HasTupleType(Expr(&call)) ||
         !SmallStaticTensor(call.checked_type())) {
       return {};
     }

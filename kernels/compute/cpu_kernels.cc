@@ -320,6 +320,30 @@ PreparedKernel PrepareKernel(const kir::Kernel& kernel, const Shape& output_shap
 
 }  // namespace
 
+void PreparedKernel::RunHostFunction(std::span<const Ref<Tensor>> inputs,
+                                     const Tensor& output) const {
+  launch_count.fetch_add(1, std::memory_order_relaxed);
+  const bool all_on_host = std::all_of(inputs.begin(), inputs.end(),
+                                       [](const Ref<Tensor>& input) { return input->on_host(); });
+  if (all_on_host && output.on_host()) {
+    host_function(inputs, output);
+    return;
+  }
+  // Copies through the host; a device's queue is drained by reading.
+  std::vector<Ref<Tensor>> host_inputs;
+  for (const Ref<Tensor>& input : inputs) {
+    host_inputs.push_back(input->on_host() ? input : CopyTensor(*input, HostDevice()));
+  }
+  if (output.on_host()) {
+    host_function(host_inputs, output);
+    return;
+  }
+  Ref<Tensor> result = Tensor::Empty(HostDevice(), output.shape(), output.dtype());
+  host_function(host_inputs, *result);
+  output.storage()->device()->CopyFromHost(result->host_data(), output.storage()->handle(),
+                                           output.byte_offset(), output.byte_size());
+}
+
 Ref<Tensor> PreparedKernel::Launch(std::span<const Ref<Tensor>> inputs) const {
   Ref<Tensor> result =
       Tensor::Empty(device != nullptr ? *device : HostDevice(), output_shape, output_dtype);
@@ -328,6 +352,10 @@ Ref<Tensor> PreparedKernel::Launch(std::span<const Ref<Tensor>> inputs) const {
 }
 
 void PreparedKernel::LaunchInto(std::span<const Ref<Tensor>> inputs, const Tensor& output) const {
+  if (host_function) {
+    RunHostFunction(inputs, output);
+    return;
+  }
   if (device_kernel != nullptr) {
     LaunchOnDevice(inputs, output);
     return;
@@ -435,6 +463,34 @@ const OperatorDefinition& FindDefinition(std::string_view name, size_t input_cou
   return *definition;
 }
 
+// An operator computed by C++ code: one prepared kernel per result tensor,
+// each calling the code for its result (kernels/host/).
+std::shared_ptr<const PreparedOperator> PrepareHostKernel(const OperatorDefinition& definition,
+                                                          const ValueType& output_type,
+                                                          const Attrs& attrs, Device* device) {
+  auto prepared = std::make_shared<PreparedOperator>();
+  prepared->name = definition.name;
+  prepared->depends_on_values = definition.shape_dependence == ShapeDependence::kInputValues;
+  prepared->tuple_result = output_type.is_tuple;
+  const std::vector<ValueType> results =
+      output_type.is_tuple ? output_type.fields : std::vector<ValueType>{output_type};
+  for (size_t result = 0; result < results.size(); ++result) {
+    PreparedKernel kernel;
+    kernel.device = device;
+    kernel.output_shape = results[result].shape;
+    kernel.output_dtype = results[result].dtype;
+    kernel.host_function = [code = definition.host_kernel, attrs, result](
+                               std::span<const Ref<Tensor>> inputs, const Tensor& output) {
+      std::vector<const Tensor*> tensors;
+      tensors.reserve(inputs.size());
+      for (const Ref<Tensor>& input : inputs) tensors.push_back(input.get());
+      code(tensors, attrs, result, output);
+    };
+    prepared->kernels.push_back(std::move(kernel));
+  }
+  return prepared;
+}
+
 // Prepares `definition` for `tensors`, the flat list of its input tensors
 // (a tuple input contributes its fields in order), typed for the relation
 // as `input_types` (one per operator input): one kernel per result tensor
@@ -452,7 +508,15 @@ std::shared_ptr<const PreparedOperator> PrepareDefinition(const OperatorDefiniti
   // An operator whose shape depends on values (arange) sees its inputs as
   // constants: they are host tensors.
   const bool needs_values = definition.shape_dependence == ShapeDependence::kInputValues;
-  if (needs_values && device != nullptr) {
+  // A C++ kernel reads its inputs on the host anyway: its relation reads
+  // host copies of them too.
+  std::vector<Ref<Tensor>> host_copies;
+  if (needs_values && device != nullptr && definition.host_kernel) {
+    for (const Ref<Tensor>& tensor : tensors)
+      host_copies.push_back(CopyTensor(*tensor, HostDevice()));
+    tensors = host_copies;
+  }
+  if (needs_values && device != nullptr && !definition.host_kernel) {
     throw Error(ErrorKind::kUsage, "operator " + definition.name +
                                        " reads its inputs' values for its shape: give it host "
                                        "tensors, not tensors on " +
@@ -470,6 +534,7 @@ std::shared_ptr<const PreparedOperator> PrepareDefinition(const OperatorDefiniti
   } catch (const OperatorTypeError& error) {
     throw Error(ErrorKind::kUsage, "operator " + definition.name + ": " + error.message);
   }
+  if (definition.host_kernel) return PrepareHostKernel(definition, output_type, normalized, device);
   // Which dimensions the kernel leaves symbolic, so that one compiled kernel
   // serves many shapes (the JIT's cache compiles each distinct kernel once):
   // - broadcasting computes, and outputs sized by values (arange): one

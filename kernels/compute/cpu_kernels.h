@@ -8,6 +8,7 @@
 // of the C++ API drive kernels.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -68,6 +69,10 @@ struct PreparedKernel {
     size_t workspace = 0;
   };
   std::optional<WorkspaceFill> fill;
+  // Set for an operator computed by C++ code (OperatorDefinition's
+  // host_kernel), which runs in place of `entry`: it reads host copies of
+  // inputs on a device and writes a host copy of an output there.
+  std::function<void(std::span<const Ref<Tensor>> inputs, const Tensor& output)> host_function;
 
   // Runs on `inputs` (of the shapes and dtypes it was prepared for, on its
   // device: not checked) into a new tensor on that device.
@@ -79,6 +84,7 @@ struct PreparedKernel {
 
  private:
   void LaunchOnDevice(std::span<const Ref<Tensor>> inputs, const Tensor& output) const;
+  void RunHostFunction(std::span<const Ref<Tensor>> inputs, const Tensor& output) const;
 };
 
 // An operator call prepared for inputs of given shapes and dtypes (and

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Generates tests/fixtures/transform/: inputs and NumPy-computed expected
 outputs of Relay's injective data-movement operators (reshape, transpose,
-strided_slice, take, concatenate, nn.pad, ...), read by
+strided_slice, take, concatenate, nn.pad, ...) and of its search and scan
+operators (topk, argsort, sort, cumsum, cumprod, argwhere), read by
 tests/kernels/transform_kernels_test.cc.
 
 Run from anywhere (needs NumPy):
@@ -18,7 +19,7 @@ one line of cases.txt:
 INPUTS is N (N tensor inputs) or tupleN (one tuple input of N fields, as
 concatenate and stack take). OUTPUTS is 1 (one tensor, CASE.out.npy) or
 tupleN (a tuple result, as split's: CASE.out0.npy ... CASE.out<N-1>.npy). Outputs must match bit for bit: the operators
-only move data. A VALUE is
+only move data (the scans add numbers every order adds exactly). A VALUE is
 - an integer, or a word (mode names, dtype names);
 - a list of integers, written with commas: `1,0,2`; a one-element list keeps
   a trailing comma (`1,`); `[]` is the empty list;
@@ -279,6 +280,48 @@ def generate():
     g3_indices = np.array([[[1, 0], [0, 0], [1, 1]], [[0, 1], [1, 0], [0, 0]]], np.int32)
     emit("gather_negative_axis", "gather", [g3, g3_indices],
          np.take_along_axis(g3, g3_indices, axis=-1), [("axis", -1)])
+
+    # ---- search and scan operators (C++ kernels) ------------------------------------------
+    # Descending orders are NumPy's stable ascending order of the negated
+    # data: ties keep the lower position first, as topk and argsort do.
+    t = rng.permutation(15).reshape(3, 5).astype(np.float32) - 7
+    order = np.argsort(-t, axis=1, kind="stable")[:, :2]
+    emit("topk_both_axis1", "topk", [t],
+         [np.take_along_axis(t, order, axis=1), order.astype(np.int32)], [("k", 2), ("axis", 1)])
+    order0 = np.argsort(t, axis=0, kind="stable")[:2]
+    emit("topk_smallest_values_axis0", "topk", [t], np.take_along_axis(t, order0, axis=0),
+         [("k", 2), ("axis", 0), ("is_ascend", 1), ("ret_type", "values")])
+    ties = np.array([[3, 1, 3, 2, 1], [0, 0, 5, 0, 5]], np.int32)
+    emit("topk_ties_int64_indices", "topk", [ties],
+         np.argsort(-ties, axis=1, kind="stable")[:, :3].astype(np.int64),
+         [("k", 3), ("ret_type", "indices"), ("dtype", "int64")])
+    emit("argsort_descending_axis0", "argsort", [ties],
+         np.argsort(-ties, axis=0, kind="stable").astype(np.int32), [("axis", 0), ("is_ascend", 0)])
+    with_nan = np.array([[2.5, np.nan, -1.0, 2.5], [np.nan, 0.0, -3.0, 7.0]], np.float32)
+    emit("argsort_nan_last", "argsort", [with_nan],
+         np.argsort(with_nan, axis=1, kind="stable").astype(np.int32))
+    emit("sort_nan_last", "sort", [with_nan], np.sort(with_nan, axis=1))
+    s3 = data((2, 3, 4), "float64")[:, ::-1, :].copy()
+    emit("sort_descending_middle_axis", "sort", [s3], np.sort(s3, axis=1)[:, ::-1, :],
+         [("axis", 1), ("is_ascend", 0)])
+    c = data((3, 4), "int32")
+    emit("cumsum_axis1", "cumsum", [c], np.cumsum(c, axis=1).astype(np.int32), [("axis", 1)])
+    emit("cumsum_exclusive_axis0", "cumsum", [c], (np.cumsum(c, axis=0) - c).astype(np.int32),
+         [("axis", 0), ("exclusive", 1)])
+    emit("cumsum_flattened_float", "cumsum", [data((2, 3))], np.cumsum(data((2, 3))))
+    small = np.array([[1, -2, 3], [2, 2, -1]], np.int8)
+    emit("cumsum_int8_as_int64", "cumsum", [small], np.cumsum(small, axis=1, dtype=np.int64),
+         [("axis", 1), ("dtype", "int64")])
+    emit("cumprod_axis0", "cumprod", [small.astype(np.int64)],
+         np.cumprod(small.astype(np.int64), axis=0), [("axis", 0)])
+    halves = np.array([0.5, 2.0, -1.5, 4.0, 0.25], np.float32)
+    emit("cumprod_float", "cumprod", [halves], np.cumprod(halves), [("axis", 0)])
+    mask = rng.integers(0, 2, size=(3, 4)).astype(np.bool_)
+    emit("argwhere_bool", "argwhere", [mask], np.argwhere(mask).astype(np.int32))
+    signed = np.array([0.0, -0.0, 1.5, 0.0, -2.0], np.float32)
+    emit("argwhere_float_negative_zero", "argwhere", [signed], np.argwhere(signed).astype(np.int32))
+    emit("argwhere_none", "argwhere", [np.zeros((2, 2, 2), np.int64)],
+         np.zeros((0, 3), np.int32))
 
 
 def main():

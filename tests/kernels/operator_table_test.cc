@@ -255,7 +255,7 @@ TEST(OperatorShapeFixture, MatchesNumPy) {
 TEST(OperatorTable, SortedUniqueAndFindable) {
   const auto all = AllOperators();
   // Update when adding operators (and give the new ones tests).
-  EXPECT_EQ(all.size(), 126u);
+  EXPECT_EQ(all.size(), 134u);
   for (size_t index = 0; index < all.size(); ++index) {
     const OperatorDefinition* definition = all[index];
     if (index > 0) {
@@ -270,13 +270,24 @@ TEST(OperatorTable, SortedUniqueAndFindable) {
   EXPECT_EQ(FindOperator("zzz"), nullptr);
 }
 
-TEST(OperatorTable, EveryOperatorHasAComputeDefinition) {
+TEST(OperatorTable, EveryOperatorHasAKernel) {
   // Operators with a tuple result have theirs beside the table
   // (kernels/compute: ComputeTupleResult, NeuralNetworkTupleResult).
   const std::set<std::string> tuple_results = {"split", "nn.batch_norm", "nn.dropout"};
   for (const OperatorDefinition* definition : AllOperators()) {
-    EXPECT_TRUE(definition->compute || tuple_results.count(definition->name))
-        << definition->name << " has no compute definition";
+    EXPECT_TRUE(definition->has_kernel() || tuple_results.count(definition->name))
+        << definition->name << " has no compute definition or host kernel";
+    // A C++ kernel is never fused: its operator is opaque.
+    if (definition->host_kernel) {
+      EXPECT_FALSE(definition->compute) << definition->name;
+      EXPECT_EQ(definition->pattern, FusionPattern::kOpaque) << definition->name;
+    }
+  }
+  for (const char* name : {"topk", "argsort", "sort", "argwhere", "cumsum", "cumprod",
+                           "vision.all_class_non_max_suppression", "vision.roi_align"}) {
+    const OperatorDefinition* definition = FindOperator(name);
+    ASSERT_NE(definition, nullptr) << name;
+    EXPECT_TRUE(definition->host_kernel) << name;
   }
 }
 

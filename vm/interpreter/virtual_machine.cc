@@ -57,13 +57,15 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> executable)
   call_sites_.resize(executable_->kernels.size());
   for (size_t index = 0; index < call_sites_.size(); ++index) {
     const KernelCall& call = executable_->kernels[index];
+    const kernels::OperatorDefinition* definition =
+        call.fused.empty() ? kernels::FindOperator(call.op) : nullptr;
+    call_sites_[index].host_values =
+        definition != nullptr &&
+        (definition->shape_dependence == kernels::ShapeDependence::kInputValues ||
+         definition->host_kernel);
     if (call.fused.empty() && !call.tuple_input && !call.tuple_result) {
       call_sites_[index].scalar = ScalarOperatorFor(call.op, call.attrs);
       call_sites_[index].shape_only = call.op == "shape_of" || call.op == "ndarray_size";
-      const kernels::OperatorDefinition* definition = kernels::FindOperator(call.op);
-      call_sites_[index].host_values =
-          definition != nullptr &&
-          definition->shape_dependence == kernels::ShapeDependence::kInputValues;
       if (call.op == kernels::kDeviceCopy || call.op == kernels::kOnDevice) {
         const bool copy = call.op == kernels::kDeviceCopy;
         call_sites_[index].move_to =

@@ -210,8 +210,8 @@ class VirtualMachine {
     // alone: the last result, kept for the next call with an input of the
     // same shape (a recursive scan asks for the same shape every step).
     bool shape_only = false;
-    // An operator shaped by its inputs' values (arange): they are read on
-    // the host.
+    // An operator shaped by its inputs' values (arange), or computed by C++
+    // code (topk): its inputs are read on the host.
     bool host_values = false;
     // device_copy and a leftover on_device: no kernel, the input moved to
     // this device.

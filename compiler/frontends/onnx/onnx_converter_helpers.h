@@ -162,5 +162,6 @@ void AddLossConverters(std::map<std::string, Converter>& table);
 void AddSignalConverters(std::map<std::string, Converter>& table);
 void AddScatterConverters(std::map<std::string, Converter>& table);
 void AddQuantizationConverters(std::map<std::string, Converter>& table);
+void AddVisionConverters(std::map<std::string, Converter>& table);
 
 }  // namespace relay::onnx_import

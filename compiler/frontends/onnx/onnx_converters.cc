@@ -28,6 +28,7 @@ const std::map<std::string, Converter>& Table() {
     AddSignalConverters(converters);
     AddScatterConverters(converters);
     AddQuantizationConverters(converters);
+    AddVisionConverters(converters);
     return converters;
   }();
   return table;

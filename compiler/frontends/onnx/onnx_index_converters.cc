@@ -1,9 +1,11 @@
-// Operators written out over index arithmetic: arange along an axis,
-// compared with indices or with another axis's arange, then `where` or a
-// cast or a masked sum (GatherElements, OneHot, Hardmax, Trilu, EyeLike,
-// ReverseSequence, CumSum, TopK, GatherND).
+// Operators of positions: those written out over index arithmetic (arange
+// along an axis, compared with indices or with another axis's arange, then
+// `where`, a cast or a masked sum: GatherElements, OneHot, Hardmax, Trilu,
+// EyeLike, ReverseSequence, GatherND), and those Relay's search operators
+// compute (CumSum, TopK, NonZero, Compress).
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "compiler/frontends/onnx/onnx_converter_helpers.h"
@@ -184,39 +186,32 @@ std::vector<OnnxValue> ConvertReverseSequence(ConvertContext& context) {
   return {value};
 }
 
-// CumSum: y[j] = the sum of x[i] over i <= j along the axis (i < j when
-// exclusive, i >= j or i > j in reverse), as a masked sum over a second
-// copy of the axis: quadratic in the axis's length, which scans of
-// positions and small sequences have.
+// CumSum: Relay's cumsum along the axis; in reverse, the scan of the
+// reversed data, reversed back.
 std::vector<OnnxValue> ConvertCumSum(ConvertContext& context) {
   const size_t rank = RankOf(context, 0);
+  if (rank == 0) Refuse("a scalar input (CumSum runs along an axis)");
   const std::vector<int64_t> axes = IntValues(*context.Constant(1));
   if (axes.size() != 1) Refuse("an axis of more than one value");
-  const size_t axis = size_t(NormalizeAxis(axes[0], rank));
-  const bool exclusive = context.IntAttribute("exclusive", 0) != 0;
+  const std::string axis = "axis=" + std::to_string(NormalizeAxis(axes[0], rank));
   const bool reverse = context.IntAttribute("reverse", 0) != 0;
-  const DType dtype = context.Input(0).dtype;
-  const std::string extent = context.Bind(Extent(context, 0, axis));
-  const std::string from = PositionsAlong(extent, axis, rank + 1);
-  const std::string to = PositionsAlong(extent, axis + 1, rank + 1);
-  const std::string comparison =
-      reverse ? (exclusive ? "greater" : "greater_equal") : (exclusive ? "less" : "less_equal");
-  const std::string spread =
-      Call("expand_dims", {context.Tensor(0)}, {"axis=" + std::to_string(axis + 1)});
-  OnnxValue value =
-      Shaped(Call("sum", {Where(Call(comparison, {from, to}), spread, ZeroLiteral(dtype))},
-                  {"axis=" + IntList({int64_t(axis)})}),
-             context.Input(0).shape);
-  value.dtype = dtype;
+  std::string data = context.Tensor(0);
+  if (reverse) data = Call("reverse", {data}, {axis});
+  std::string sums = Call("cumsum", {data},
+                          {axis, std::string("exclusive=") +
+                                     (context.IntAttribute("exclusive", 0) ? "True" : "False")});
+  if (reverse) sums = Call("reverse", {sums}, {axis});
+  OnnxValue value = Shaped(sums, context.Input(0).shape);
+  value.dtype = context.Input(0).dtype;
   return {value};
 }
 
-// TopK: each element's rank along the axis (how many elements come before
-// it: larger ones, or equal ones at lower positions, for the largest),
-// then the elements of ranks 0..k-1 picked by a masked sum each. Quadratic
-// in the axis's length; ties keep the lower index first, as ONNX asks.
+// TopK: Relay's topk, both results (int64 positions); ties keep the lower
+// position first, as ONNX asks. Unsorted results come sorted, as ONNX
+// Runtime gives them.
 std::vector<OnnxValue> ConvertTopK(ConvertContext& context) {
   const size_t rank = RankOf(context, 0);
+  if (rank == 0) Refuse("a scalar input (TopK runs along an axis)");
   const size_t axis = size_t(NormalizeAxis(context.IntAttribute("axis", -1), rank));
   int64_t k = 0;
   if (context.opset() < 10) {
@@ -227,39 +222,67 @@ std::vector<OnnxValue> ConvertTopK(ConvertContext& context) {
     k = values[0];
   }
   const int64_t extent = (*context.Input(0).shape)[axis];
-  if (k < 0 || (extent >= 0 && k > extent)) Refuse("k outside 0 to the axis's extent");
-  if (k > kMaximumShapeEntries * 16) Refuse("k above 1024");
+  // (Relay's topk reads k < 1 as the whole axis.)
+  if (k < 1 || (extent >= 0 && k > extent)) Refuse("k outside 1 to the axis's extent");
   const bool largest = context.IntAttribute("largest", 1) != 0;
-  const DType dtype = context.Input(0).dtype;
-  // Axis `axis` holds element i, axis `axis` + 1 element j (of the same
-  // row of the axis).
-  const std::string x = context.Tensor(0);
-  const std::string length = context.Bind(Extent(context, 0, axis));
-  const std::string i = PositionsAlong(length, axis, rank + 1);
-  const std::string j = PositionsAlong(length, axis + 1, rank + 1);
-  const std::string xi = Call("expand_dims", {x}, {"axis=" + std::to_string(axis + 1)});
-  const std::string xj = Call("expand_dims", {x}, {"axis=" + std::to_string(axis)});
-  const std::string before =
-      Call("logical_or", {Call(largest ? "greater" : "less", {xj, xi}),
-                          Call("logical_and", {Call("equal", {xj, xi}), Call("less", {j, i})})});
-  // rank_i: (..., n, 1, ...) counts over j.
-  const std::string ranks =
-      context.Bind(Call("sum", {Call("cast", {before}, {"dtype=\"int64\""})},
-                        {"axis=" + IntList({int64_t(axis + 1)}), "keepdims=True"}));
-  // Output position r along axis + 1 picks the element whose rank is r.
-  const std::string r = PositionsAlong(std::to_string(k) + "i64", axis + 1, rank + 1);
-  const std::string chosen = context.Bind(Call("equal", {ranks, r}));
-  const std::string values =
-      Call("sum", {Where(chosen, xi, ZeroLiteral(dtype))}, {"axis=" + IntList({int64_t(axis)})});
-  const std::string indices =
-      Call("sum", {Where(chosen, i, "0i64")}, {"axis=" + IntList({int64_t(axis)})});
+  const std::string both = context.Bind(
+      Call("topk", {context.Tensor(0)},
+           {"k=" + std::to_string(k), "axis=" + std::to_string(axis),
+            std::string("is_ascend=") + (largest ? "False" : "True"), "dtype=\"int64\""}));
   std::vector<int64_t> shape = *context.Input(0).shape;
   shape[axis] = k;
-  OnnxValue value = Shaped(values, shape);
-  value.dtype = dtype;
-  OnnxValue index = Shaped(indices, shape);
+  OnnxValue value = Shaped(both + ".0", shape);
+  value.dtype = context.Input(0).dtype;
+  OnnxValue index = Shaped(both + ".1", shape);
   index.dtype = DType::kInt64;
   return {value, index};
+}
+
+// The positions of the nonzero elements of `condition` (a Relay
+// expression), one row each, as int64.
+std::string NonzeroRows(const std::string& condition) {
+  return Call("cast", {Call("argwhere", {condition})}, {"dtype=\"int64\""});
+}
+
+// NonZero: argwhere's rows, transposed to one row per axis.
+std::vector<OnnxValue> ConvertNonZero(ConvertContext& context) {
+  const size_t rank = RankOf(context, 0);
+  if (rank == 0) Refuse("a scalar input");
+  OnnxValue value = Shaped(Call("transpose", {NonzeroRows(context.Tensor(0))}, {"axes=[1, 0]"}),
+                           std::vector<int64_t>{int64_t(rank), -1});
+  value.dtype = DType::kInt64;
+  return {value};
+}
+
+// Compress: the slices along the axis (of the flattened input without one)
+// whose condition is true, taken at the condition's nonzero positions.
+std::vector<OnnxValue> ConvertCompress(ConvertContext& context) {
+  const size_t rank = RankOf(context, 0);
+  if (RankOf(context, 1) != 1) Refuse("a condition that is not 1-D");
+  const std::optional<int64_t> axis =
+      context.Attribute("axis") != nullptr
+          ? std::optional<int64_t>(NormalizeAxis(context.IntAttribute("axis", 0), rank))
+          : std::nullopt;
+  std::string data = context.Tensor(0);
+  std::vector<int64_t> shape = *context.Input(0).shape;
+  if (!axis) {
+    data = Call("reshape", {data}, {"newshape=[-1]"});
+    const bool known =
+        std::all_of(shape.begin(), shape.end(), [](int64_t dim) { return dim >= 0; });
+    shape = {known ? Product(shape) : -1};
+  }
+  const size_t along = axis ? size_t(*axis) : 0;
+  const int64_t length = (*context.Input(1).shape)[0];
+  if (length >= 0 && shape[along] >= 0 && length > shape[along]) {
+    Refuse("a condition longer than the axis it selects from");
+  }
+  const std::string positions =
+      Call("reshape", {NonzeroRows(context.Tensor(1))}, {"newshape=[-1]"});
+  shape[along] = -1;
+  OnnxValue value =
+      Shaped(Call("take", {data, positions}, {"axis=" + std::to_string(along)}), shape);
+  value.dtype = context.Input(0).dtype;
+  return {value};
 }
 
 // GatherND: each index tuple (the last axis of `indices`, of length k)
@@ -306,6 +329,8 @@ void AddIndexConverters(std::map<std::string, Converter>& table) {
   table["ReverseSequence"] = ConvertReverseSequence;
   table["CumSum"] = ConvertCumSum;
   table["TopK"] = ConvertTopK;
+  table["NonZero"] = ConvertNonZero;
+  table["Compress"] = ConvertCompress;
   table["GatherND"] = ConvertGatherND;
 }
 
