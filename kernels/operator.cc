@@ -137,6 +137,7 @@ const OperatorTable& Table() {
     AttachShapeComputes(builder);
     AttachSearchKernels(builder);
     AttachVisionKernels(builder);
+    AttachImageKernels(builder);
     OperatorTable result;
     result.definitions = std::move(builder.definitions());
     for (const OperatorDefinition& definition : result.definitions) {

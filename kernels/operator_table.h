@@ -45,5 +45,6 @@ void AttachNeuralNetworkComputes(OperatorTableBuilder& table);  // dense, softma
 void AttachShapeComputes(OperatorTableBuilder& table);          // arange, shape_of, ndarray_size
 void AttachSearchKernels(OperatorTableBuilder& table);  // topk, argsort, sort, argwhere, cumsum
 void AttachVisionKernels(OperatorTableBuilder& table);  // non-maximum suppression, roi_align
+void AttachImageKernels(OperatorTableBuilder& table);   // image.grid_sample
 
 }  // namespace relay::kernels

@@ -1,6 +1,7 @@
-// Image operators: image.resize2d, and nn.upsampling (a resize by scale
+// Image operators: image.resize2d, nn.upsampling (a resize by scale
 // factors, so that its output follows inputs whose size is only known at
-// run time).
+// run time), and image.grid_sample (its kernel is C++:
+// kernels/host/image_kernels.cc).
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -87,9 +88,39 @@ ValueType UpsamplingRelation(std::span<const RelationInput> inputs, const Attrs&
   return ValueType::Tensor(std::move(shape), data.dtype);
 }
 
+// grid_sample: data (N, C, H, W) read at grid (N, H_out, W_out, 2), whose
+// last axis is an (x, y) position scaled to [-1, 1]: (N, C, H_out, W_out).
+ValueType GridSampleRelation(std::span<const RelationInput> inputs, const Attrs& attrs) {
+  const ValueType& data = ExpectTensor(inputs, 0, "data");
+  const ValueType& grid = ExpectTensor(inputs, 1, "grid");
+  ExpectRank(data, 4, "data");
+  ExpectRank(grid, 4, "grid");
+  ExpectFloatDType(data, "data");
+  ExpectSameDType(data, grid);
+  ChoiceAttr(attrs, "method", {"nearest", "bilinear", "bicubic"});
+  ChoiceAttr(attrs, "layout", {"NCHW"});
+  ChoiceAttr(attrs, "padding_mode", {"zeros", "border", "reflection"});
+  if (IsKnownDim(grid.shape[3]) && grid.shape[3] != 2) {
+    FailRelation("input 'grid' must end in (x, y) pairs, got " + grid.ToString());
+  }
+  const int64_t batch = UnifyDims(data.shape[0], grid.shape[0], "the batch of data and grid");
+  return ValueType::Tensor({batch, data.shape[1], grid.shape[1], grid.shape[2]}, data.dtype);
+}
+
 }  // namespace
 
 void RegisterImageOperators(OperatorTableBuilder& table) {
+  table.Add(
+      {.name = "image.grid_sample",
+       .input_names = {"data", "grid"},
+       .attributes = {DefaultAttr("method", AttrKind::kString, AttrValue::String("bilinear")),
+                      DefaultAttr("layout", AttrKind::kString, AttrValue::String("NCHW")),
+                      DefaultAttr("padding_mode", AttrKind::kString, AttrValue::String("zeros")),
+                      DefaultAttr("align_corners", AttrKind::kBool, AttrValue::Bool(true))},
+       .pattern = FusionPattern::kOpaque,
+       .relation = GridSampleRelation,
+       .summary = "Data sampled at a grid of positions scaled to [-1, 1] (nearest, "
+                  "bilinear or bicubic)."});
   table.Add({.name = "nn.upsampling",
              .input_names = {"data"},
              .attributes = {RequiredAttr("scale_h", AttrKind::kFloat),

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Generates tests/fixtures/conv/: inputs and NumPy-computed expected outputs
-of nn.conv2d, the 2-D pools, image.resize2d and nn.upsampling, read by
-tests/kernels/conv_kernels_test.cc.
+of nn.conv2d, the 2-D pools, image.resize2d, nn.upsampling and
+image.grid_sample, read by tests/kernels/conv_kernels_test.cc.
 
-Run from anywhere (needs NumPy; Debian's python3-numpy will do):
+Run from anywhere (needs NumPy, and PyTorch for grid_sample's oracle;
+Debian's python3-numpy and python3-torch will do):
 
     /usr/bin/python3 tests/kernels/generate_conv_cases.py
 
@@ -393,6 +394,35 @@ def upsampling_cases():
                     align_corners=True)
 
 
+# ---- image.grid_sample -----------------------------------------------------------------------
+
+def grid_sample_cases():
+    # PyTorch's grid_sample is the oracle here (ONNX's GridSample follows it).
+    import torch
+    import torch.nn.functional as functional
+
+    def case(name, data_shape, grid_hw, method, padding, align_corners):
+        data = uniform(data_shape, -2, 2, np.float32)
+        # Positions reaching past [-1, 1], so the padding mode matters.
+        grid = uniform((data_shape[0], grid_hw[0], grid_hw[1], 2), -1.4, 1.4, np.float32)
+        expected = functional.grid_sample(
+            torch.from_numpy(data), torch.from_numpy(grid), mode=method, padding_mode=padding,
+            align_corners=align_corners).numpy()
+        emit(name, "image.grid_sample", [data, grid], expected,
+             [("method", method), ("padding_mode", padding), ("align_corners", align_corners)])
+
+    case("grid_sample_bilinear_zeros", (2, 3, 4, 5), (3, 4), "bilinear", "zeros", False)
+    case("grid_sample_bilinear_reflection", (1, 2, 5, 4), (4, 4), "bilinear", "reflection", False)
+    case("grid_sample_nearest_border", (1, 2, 4, 4), (5, 3), "nearest", "border", False)
+    case("grid_sample_nearest_zeros_align", (1, 1, 3, 5), (4, 4), "nearest", "zeros", True)
+    case("grid_sample_bicubic_reflection_align", (1, 2, 5, 5), (3, 4), "bicubic", "reflection",
+         True)
+    case("grid_sample_bicubic_zeros", (2, 1, 4, 6), (3, 3), "bicubic", "zeros", False)
+    # Not bicubic with border padding: there ONNX Runtime (whose semantics
+    # relay-vm follows) clamps the position before taking the 4x4 taps,
+    # PyTorch clamps each tap, and the two differ near the border.
+
+
 # ---- conv2d_transpose ----------------------------------------------------------------------
 
 def conv2d_transpose_reference(data, weight, strides, padding, dilation, output_padding, groups):
@@ -453,6 +483,7 @@ def main():
     resize_cases()
     conv_transpose_cases()
     upsampling_cases()
+    grid_sample_cases()
     writer.write_index("generate_conv_cases.py", [
         "# CASE OPERATOR INPUT_COUNT TOLERANCE [KEY=VALUE ...]",
         "# Integer lists are comma-separated; see generate_conv_cases.py for the semantics.",

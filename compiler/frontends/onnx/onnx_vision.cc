@@ -1,5 +1,7 @@
-// The box operators of detection models: NonMaxSuppression and RoiAlign,
-// onto Relay's vision.all_class_non_max_suppression and vision.roi_align.
+// The box operators of detection models (NonMaxSuppression and RoiAlign,
+// onto Relay's vision.all_class_non_max_suppression and vision.roi_align)
+// and sampling at positions a model computes (GridSample, onto
+// image.grid_sample).
 #include <onnx/onnx_pb.h>
 
 #include <limits>
@@ -106,11 +108,37 @@ std::vector<OnnxValue> ConvertRoiAlign(ConvertContext& context) {
   return {value};
 }
 
+// GridSample (opset 16's 4-D form): the same modes and padding under
+// Relay's names.
+std::vector<OnnxValue> ConvertGridSample(ConvertContext& context) {
+  const DType dtype = context.Input(0).dtype;
+  if (!IsFloatDType(dtype) || context.Input(1).dtype != dtype)
+    Refuse("data and grid of different or non-float dtypes");
+  if (RankOf(context, 0) != 4 || RankOf(context, 1) != 4)
+    Refuse("data or grid other than 4-D (only 2-D sampling)");
+  const std::string mode = context.StringAttribute("mode", "bilinear");
+  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic") Refuse("mode '" + mode + "'");
+  const std::string padding = context.StringAttribute("padding_mode", "zeros");
+  if (padding != "zeros" && padding != "border" && padding != "reflection")
+    Refuse("padding_mode '" + padding + "'");
+  const std::vector<int64_t>& data = *context.Input(0).shape;
+  const std::vector<int64_t>& grid = *context.Input(1).shape;
+  OnnxValue value =
+      Shaped(Call("image.grid_sample", {context.Tensor(0), context.Tensor(1)},
+                  {"method=\"" + mode + "\"", "padding_mode=\"" + padding + "\"",
+                   std::string("align_corners=") +
+                       (context.IntAttribute("align_corners", 0) != 0 ? "True" : "False")}),
+             std::vector<int64_t>{data[0] >= 0 ? data[0] : grid[0], data[1], grid[1], grid[2]});
+  value.dtype = dtype;
+  return {value};
+}
+
 }  // namespace
 
 void AddVisionConverters(std::map<std::string, Converter>& table) {
   table["NonMaxSuppression"] = ConvertNonMaxSuppression;
   table["RoiAlign"] = ConvertRoiAlign;
+  table["GridSample"] = ConvertGridSample;
 }
 
 }  // namespace relay::onnx_import
