@@ -72,6 +72,8 @@ bool StoreElement(dom::element element, T& out) {
       out = static_cast<T>(value);
     }
     return true;
+  } else if constexpr (std::is_same_v<T, uint64_t>) {  // beyond int64's range
+    return element.get_uint64().get(out) == simdjson::SUCCESS;
   } else {
     int64_t value = 0;
     if (element.get_int64().get(value) != simdjson::SUCCESS) return false;
@@ -256,6 +258,12 @@ std::string DataText(const Tensor& tensor) {
       return ElementsText<json, int64_t>(tensor);
     case DType::kUInt8:
       return ElementsText<json, uint8_t>(tensor);
+    case DType::kUInt16:
+      return ElementsText<json, uint16_t>(tensor);
+    case DType::kUInt32:
+      return ElementsText<json, uint32_t>(tensor);
+    case DType::kUInt64:
+      return ElementsText<json, uint64_t>(tensor);
   }
   throw Error(ErrorKind::kInternal, "a tensor of no known dtype");
 }

@@ -14,9 +14,10 @@ struct DatatypeName {
 };
 
 constexpr DatatypeName kDatatypeNames[] = {
-    {DType::kBool, "BOOL"},    {DType::kInt8, "INT8"},    {DType::kInt16, "INT16"},
-    {DType::kInt32, "INT32"},  {DType::kInt64, "INT64"},  {DType::kUInt8, "UINT8"},
-    {DType::kFloat16, "FP16"}, {DType::kFloat32, "FP32"}, {DType::kFloat64, "FP64"},
+    {DType::kBool, "BOOL"},     {DType::kInt8, "INT8"},     {DType::kInt16, "INT16"},
+    {DType::kInt32, "INT32"},   {DType::kInt64, "INT64"},   {DType::kUInt8, "UINT8"},
+    {DType::kUInt16, "UINT16"}, {DType::kUInt32, "UINT32"}, {DType::kUInt64, "UINT64"},
+    {DType::kFloat16, "FP16"},  {DType::kFloat32, "FP32"},  {DType::kFloat64, "FP64"},
 };
 static_assert(std::size(kDatatypeNames) == kDTypeCount, "name every dtype in the protocol");
 

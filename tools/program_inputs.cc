@@ -78,6 +78,13 @@ Ref<Tensor> ParseScalar(const std::string& name, const std::string& text, DType 
     if (dtype == DType::kFloat16) *tensor->data<Float16>() = Float16(static_cast<float>(value));
     return tensor;
   }
+  if (dtype == DType::kUInt64) {  // beyond int64's range
+    uint64_t value = 0;
+    auto [stop, error] = std::from_chars(begin, end, value);
+    if (error != std::errc() || stop != end) return fail();
+    *tensor->data<uint64_t>() = value;
+    return tensor;
+  }
   int64_t value = 0;
   auto [stop, error] = std::from_chars(begin, end, value);
   if (error != std::errc() || stop != end) return fail();
@@ -89,6 +96,14 @@ Ref<Tensor> ParseScalar(const std::string& name, const std::string& text, DType 
     case DType::kUInt8:
       if (value < 0 || value > UINT8_MAX) return fail();
       *tensor->data<uint8_t>() = static_cast<uint8_t>(value);
+      break;
+    case DType::kUInt16:
+      if (value < 0 || value > UINT16_MAX) return fail();
+      *tensor->data<uint16_t>() = static_cast<uint16_t>(value);
+      break;
+    case DType::kUInt32:
+      if (value < 0 || value > UINT32_MAX) return fail();
+      *tensor->data<uint32_t>() = static_cast<uint32_t>(value);
       break;
     case DType::kInt16:
       if (value < INT16_MIN || value > INT16_MAX) return fail();
@@ -141,6 +156,15 @@ Ref<Tensor> RandomTensor(const vm::ParamInfo& type) {
         break;
       case DType::kUInt8:
         tensor->data<uint8_t>()[index] = static_cast<uint8_t>(integer(generator) + 10);
+        break;
+      case DType::kUInt16:
+        tensor->data<uint16_t>()[index] = static_cast<uint16_t>(integer(generator) + 10);
+        break;
+      case DType::kUInt32:
+        tensor->data<uint32_t>()[index] = static_cast<uint32_t>(integer(generator) + 10);
+        break;
+      case DType::kUInt64:
+        tensor->data<uint64_t>()[index] = static_cast<uint64_t>(integer(generator) + 10);
         break;
       case DType::kInt16:
         tensor->data<int16_t>()[index] = static_cast<int16_t>(integer(generator));

@@ -856,13 +856,13 @@ class Parser {
     } else if (suffix == "f64") {
       dtype = DType::kFloat64;
     } else if (suffix == "i8" || suffix == "i16" || suffix == "i32" || suffix == "i64" ||
-               suffix == "u8") {
+               suffix == "u8" || suffix == "u16" || suffix == "u32" || suffix == "u64") {
       if (is_float_text)
         Fail(span, "'" + std::string(text) + "': an integer suffix on a fractional number");
-      dtype = *ParseDType(suffix[0] == 'u' ? "uint8" : "int" + std::string(suffix.substr(1)));
+      dtype = *ParseDType((suffix[0] == 'u' ? "uint" : "int") + std::string(suffix.substr(1)));
     } else {
       Fail(span, "'" + std::string(text) + "': unknown literal suffix '" + std::string(suffix) +
-                     "' (expected f, f16, f32, f64, i8, i16, i32, i64 or u8)");
+                     "' (expected f, f16, f32, f64, i8, i16, i32, i64, u8, u16, u32 or u64)");
     }
     Ref<Tensor> tensor = Tensor::Empty(HostDevice(), {}, dtype);
     if (IsFloat(dtype)) {
@@ -917,6 +917,18 @@ class Parser {
         case DType::kUInt8:
           in_range = fits(0, UINT8_MAX);
           if (in_range) *tensor->data<uint8_t>() = uint8_t(value);
+          break;
+        case DType::kUInt16:
+          in_range = fits(0, UINT16_MAX);
+          if (in_range) *tensor->data<uint16_t>() = uint16_t(value);
+          break;
+        case DType::kUInt32:
+          in_range = fits(0, UINT32_MAX);
+          if (in_range) *tensor->data<uint32_t>() = uint32_t(value);
+          break;
+        case DType::kUInt64:
+          in_range = fits(0, UINT64_MAX);
+          if (in_range) *tensor->data<uint64_t>() = uint64_t(value);
           break;
         default:
           break;

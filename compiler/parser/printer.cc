@@ -65,6 +65,12 @@ std::string ScalarLiteral(const ConstantNode* constant) {
       return std::to_string(*tensor.data<int64_t>()) + "i64";
     case DType::kUInt8:
       return std::to_string(*tensor.data<uint8_t>()) + "u8";
+    case DType::kUInt16:
+      return std::to_string(*tensor.data<uint16_t>()) + "u16";
+    case DType::kUInt32:
+      return std::to_string(*tensor.data<uint32_t>()) + "u32";
+    case DType::kUInt64:
+      return std::to_string(*tensor.data<uint64_t>()) + "u64";
     case DType::kFloat16:
       return float_text(static_cast<float>(*tensor.data<Float16>()), "f16");
     case DType::kFloat32:

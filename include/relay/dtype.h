@@ -22,7 +22,7 @@ inline constexpr int kDTypeCount = 0
 #include "relay/dtypes.def"
 #undef RELAY_DTYPE
     ;
-static_assert(kDTypeCount == 9, "update the dtype tests when adding a dtype");
+static_assert(kDTypeCount == 12, "update the dtype tests when adding a dtype");
 
 // Relay's spelling: "float32", "int64", "bool", ...
 std::string_view DTypeName(DType dtype);
@@ -32,6 +32,7 @@ std::optional<DType> ParseDType(std::string_view name);
 size_t DTypeSize(DType dtype);
 bool IsFloat(DType dtype);
 bool IsSignedInteger(DType dtype);
+bool IsUnsignedInteger(DType dtype);
 
 // The C++ type that stores one element of a dtype, and back.
 template <DType D>

@@ -104,6 +104,9 @@ Expr Lowest(DType dtype) {
     case DType::kInt8:
       return Constant(std::numeric_limits<int8_t>::lowest(), dtype);
     case DType::kUInt8:
+    case DType::kUInt16:
+    case DType::kUInt32:
+    case DType::kUInt64:
       return Constant(0, dtype);
     case DType::kInt16:
       return Constant(std::numeric_limits<int16_t>::lowest(), dtype);

@@ -73,6 +73,17 @@ Expr Extreme(DType dtype, bool lowest) {
     case DType::kUInt8:
       value = limit(uint8_t{});
       break;
+    case DType::kUInt16:
+      value = limit(uint16_t{});
+      break;
+    case DType::kUInt32:
+      value = limit(uint32_t{});
+      break;
+    case DType::kUInt64:
+      // The largest uint64 has the bits of int64's -1: the immediate holds
+      // the bits.
+      value = lowest ? 0 : -1;
+      break;
     case DType::kInt16:
       value = limit(int16_t{});
       break;

@@ -116,7 +116,7 @@ void ExpectFloatDType(const ValueType& tensor, std::string_view name) {
 }
 
 bool IsIntegerDType(DType dtype) {
-  return IsSignedInteger(dtype) || dtype == DType::kUInt8;
+  return IsSignedInteger(dtype) || IsUnsignedInteger(dtype);
 }
 
 void ExpectIntegerDType(const ValueType& tensor, std::string_view name) {

@@ -59,14 +59,25 @@ TEST(LiteralTest, ValuesAndDTypes) {
     double value;
   };
   const Case cases[] = {
-      {"7", DType::kInt32, 7},           {"-7", DType::kInt32, -7},
-      {"7i64", DType::kInt64, 7},        {"-2i8", DType::kInt8, -2},
-      {"200u8", DType::kUInt8, 200},     {"5i16", DType::kInt16, 5},
-      {"1.5", DType::kFloat32, 1.5},     {"1.5f", DType::kFloat32, 1.5},
-      {"2f", DType::kFloat32, 2},        {"-0.25f", DType::kFloat32, -0.25},
-      {"1e-3f", DType::kFloat32, 1e-3f}, {"2f16", DType::kFloat16, 2},
-      {"0.5f64", DType::kFloat64, 0.5},  {"True", DType::kBool, 1},
-      {"False", DType::kBool, 0},        {"-2147483648", DType::kInt32, -2147483648.0},
+      {"7", DType::kInt32, 7},
+      {"-7", DType::kInt32, -7},
+      {"7i64", DType::kInt64, 7},
+      {"-2i8", DType::kInt8, -2},
+      {"200u8", DType::kUInt8, 200},
+      {"5i16", DType::kInt16, 5},
+      {"1.5", DType::kFloat32, 1.5},
+      {"1.5f", DType::kFloat32, 1.5},
+      {"2f", DType::kFloat32, 2},
+      {"-0.25f", DType::kFloat32, -0.25},
+      {"1e-3f", DType::kFloat32, 1e-3f},
+      {"2f16", DType::kFloat16, 2},
+      {"0.5f64", DType::kFloat64, 0.5},
+      {"True", DType::kBool, 1},
+      {"False", DType::kBool, 0},
+      {"-2147483648", DType::kInt32, -2147483648.0},
+      {"65535u16", DType::kUInt16, 65535},
+      {"4000000000u32", DType::kUInt32, 4000000000.0},
+      {"18446744073709551615u64", DType::kUInt64, 18446744073709551615.0},
   };
   for (const Case& test_case : cases) {
     Expr expr = ParseExpression(test_case.text);
@@ -95,6 +106,15 @@ TEST(LiteralTest, ValuesAndDTypes) {
       case DType::kUInt8:
         value = *tensor.data<uint8_t>();
         break;
+      case DType::kUInt16:
+        value = *tensor.data<uint16_t>();
+        break;
+      case DType::kUInt32:
+        value = *tensor.data<uint32_t>();
+        break;
+      case DType::kUInt64:
+        value = double(*tensor.data<uint64_t>());
+        break;
       case DType::kFloat16:
         value = static_cast<float>(*tensor.data<Float16>());
         break;
@@ -114,11 +134,14 @@ TEST(LiteralTest, OutOfRangeAndBadSuffixesAreErrors) {
             "test.relay:1:1: integer literal 3000000000 does not fit in int32 (add a suffix such "
             "as i64)");
   EXPECT_EQ(FirstError("300u8"), "test.relay:1:1: integer literal 300u8 does not fit in uint8");
+  EXPECT_EQ(FirstError("-1u32"), "test.relay:1:1: integer literal -1u32 does not fit in uint32");
+  EXPECT_EQ(FirstError("18446744073709551616u64"),
+            "test.relay:1:1: integer literal 18446744073709551616u64 does not fit in uint64");
   EXPECT_EQ(FirstError("1.5i32"),
             "test.relay:1:1: '1.5i32': an integer suffix on a fractional number");
   EXPECT_EQ(FirstError("3f8"),
             "test.relay:1:1: '3f8': unknown literal suffix 'f8' (expected f, f16, f32, f64, i8, "
-            "i16, i32, i64 or u8)");
+            "i16, i32, i64, u8, u16, u32 or u64)");
   EXPECT_EQ(FirstError("1e999f"), "test.relay:1:1: '1e999f' is out of range for float32");
 }
 

@@ -13,8 +13,8 @@ namespace relay {
 namespace {
 
 TEST(DTypeTest, NamesRoundTrip) {
-  const char* names[] = {"bool",  "int8",    "int16",   "int32",  "int64",
-                         "uint8", "float16", "float32", "float64"};
+  const char* names[] = {"bool",    "int8",    "int16",   "int32",  "int64",  "uint8",
+                         "float16", "float32", "float64", "uint16", "uint32", "uint64"};
   ASSERT_EQ(std::size(names), static_cast<size_t>(kDTypeCount));
   for (const char* name : names) {
     std::optional<DType> dtype = ParseDType(name);
@@ -22,7 +22,7 @@ TEST(DTypeTest, NamesRoundTrip) {
     EXPECT_EQ(DTypeName(*dtype), name);
   }
   EXPECT_FALSE(ParseDType("float").has_value());
-  EXPECT_FALSE(ParseDType("uint32").has_value());
+  EXPECT_FALSE(ParseDType("uint128").has_value());
   EXPECT_FALSE(ParseDType("").has_value());
 }
 
@@ -34,7 +34,9 @@ TEST(DTypeTest, SizesMatchCppTypes) {
   EXPECT_EQ(DTypeSize(DType::kFloat64), sizeof(double));
   EXPECT_EQ(DTypeOf<float>(), DType::kFloat32);
   EXPECT_EQ(DTypeOf<uint8_t>(), DType::kUInt8);
-  EXPECT_EQ(DTypeOf<uint32_t>(), std::nullopt);
+  EXPECT_EQ(DTypeOf<uint32_t>(), DType::kUInt32);
+  EXPECT_EQ(DTypeSize(DType::kUInt64), sizeof(uint64_t));
+  EXPECT_EQ(DTypeOf<char>(), std::nullopt);
 }
 
 TEST(DTypeTest, Classification) {
@@ -42,6 +44,9 @@ TEST(DTypeTest, Classification) {
   EXPECT_FALSE(IsFloat(DType::kInt32));
   EXPECT_TRUE(IsSignedInteger(DType::kInt8));
   EXPECT_FALSE(IsSignedInteger(DType::kUInt8));
+  EXPECT_FALSE(IsSignedInteger(DType::kUInt64));
+  EXPECT_TRUE(IsUnsignedInteger(DType::kUInt16));
+  EXPECT_FALSE(IsUnsignedInteger(DType::kInt32));
   EXPECT_FALSE(IsSignedInteger(DType::kBool));
 }
 
@@ -60,7 +65,8 @@ TEST(DTypeTest, DLPackCodesFollowTheDLPackHeader) {
   }
   EXPECT_FALSE(FromDLDataType(DLDataType{kDLFloat, 32, 4}).has_value());  // vector lanes
   EXPECT_FALSE(FromDLDataType(DLDataType{kDLBfloat, 16, 1}).has_value());
-  EXPECT_FALSE(FromDLDataType(DLDataType{kDLUInt, 32, 1}).has_value());
+  EXPECT_EQ(FromDLDataType(DLDataType{kDLUInt, 32, 1}), DType::kUInt32);
+  EXPECT_FALSE(FromDLDataType(DLDataType{kDLUInt, 128, 1}).has_value());
 }
 
 // Expected bit patterns are NumPy's: np.float32(v).astype(np.float16).view(np.uint16).

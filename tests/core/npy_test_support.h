@@ -53,6 +53,12 @@ inline double FormulaValue(DType dtype, int64_t index) {
       return static_cast<double>((cycle - 5) * 1000000000000);
     case DType::kUInt8:
       return static_cast<double>(cycle * 23);
+    case DType::kUInt16:
+      return static_cast<double>(cycle * 6000);
+    case DType::kUInt32:
+      return static_cast<double>(cycle * 400000000);
+    case DType::kUInt64:  // exact: 10**18 is 2**18 * 5**18
+      return static_cast<double>(cycle) * 1e18;
     case DType::kFloat16:
     case DType::kFloat32:
     case DType::kFloat64:
@@ -206,6 +212,7 @@ import sys
 import numpy as np
 
 SCALES = {'int8': 1, 'int16': 1000, 'int32': 100000, 'int64': 1000000000000}
+UNSIGNED_SCALES = {'uint8': 23, 'uint16': 6000, 'uint32': 400000000, 'uint64': 10**18}
 
 def formula(dtype, shape):
     index = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64)
@@ -213,8 +220,8 @@ def formula(dtype, shape):
         values = index % 3 == 0
     elif dtype in SCALES:
         values = (index * 7 % 11 - 5) * SCALES[dtype]
-    elif dtype == 'uint8':
-        values = index * 7 % 11 * 23
+    elif dtype in UNSIGNED_SCALES:
+        values = (index * 7 % 11).astype(np.uint64) * np.uint64(UNSIGNED_SCALES[dtype])
     else:
         values = (index - 5) / 4
     return values.astype(dtype).reshape(shape)

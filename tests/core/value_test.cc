@@ -36,6 +36,9 @@ TEST(ValueFormatTest, ScalarsUseRelayLiteralSuffixes) {
   EXPECT_EQ(FormatValue(Scalar<bool>(true, DType::kBool)), "True");
   EXPECT_EQ(FormatValue(Scalar<bool>(false, DType::kBool)), "False");
   EXPECT_EQ(FormatValue(Scalar<uint8_t>(200, DType::kUInt8)), "200u8");
+  EXPECT_EQ(FormatValue(Scalar<uint64_t>(18446744073709551615u, DType::kUInt64)),
+            "18446744073709551615u64");
+  EXPECT_EQ(FormatValue(Scalar<uint16_t>(65535, DType::kUInt16)), "65535u16");
 }
 
 TEST(ValueFormatTest, TensorsAreNestedBrackets) {

@@ -268,6 +268,12 @@ inline int64_t IntegerElement(const Tensor& tensor, int64_t index) {
       return LoadElement<int64_t>(tensor, index);
     case DType::kUInt8:
       return LoadElement<uint8_t>(tensor, index);
+    case DType::kUInt16:
+      return LoadElement<uint16_t>(tensor, index);
+    case DType::kUInt32:
+      return LoadElement<uint32_t>(tensor, index);
+    case DType::kUInt64:  // its bits: compared for equality only
+      return static_cast<int64_t>(LoadElement<uint64_t>(tensor, index));
     default:
       break;
   }

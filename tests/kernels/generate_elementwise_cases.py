@@ -516,12 +516,42 @@ def truncation_and_logarithm_cases():
     emit("isfinite_f32", "isfinite", [special], np.isfinite(special), EXACT)
 
 
+def wide_unsigned_cases():
+    """uint16, uint32 and uint64: wrapping arithmetic, unsigned division and
+    comparison (values above the signed range), and conversions."""
+    u16_a = np.array([65535, 40000, 7, 0], dtype=np.uint16)
+    u16_b = np.array([1, 30000, 3, 9], dtype=np.uint16)
+    emit("add_u16_wraps", "add", [u16_a, u16_b], u16_a + u16_b, EXACT)
+    emit("mod_u16", "mod", [u16_a, u16_b], integer_elementwise(trunc_mod, u16_a, u16_b), EXACT)
+    u32_a = np.array([[4294967295, 3000000000], [5, 0]], dtype=np.uint32)
+    u32_b = np.array([[2, 7], [4000000000, 1]], dtype=np.uint32)
+    emit("multiply_u32_wraps", "multiply", [u32_a, u32_b], u32_a * u32_b, EXACT)
+    emit("subtract_u32_wraps", "subtract", [u32_a, u32_b], u32_a - u32_b, EXACT)
+    emit("divide_u32", "divide", [u32_a, u32_b], integer_elementwise(trunc_divide, u32_a, u32_b),
+         EXACT)
+    emit("less_u32", "less", [u32_a, u32_b], u32_a < u32_b, EXACT)
+    u64_a = np.array([2**64 - 1, 2**63 + 5, 10**19, 3], dtype=np.uint64)
+    u64_b = np.array([2, 7, 3, 2**63], dtype=np.uint64)
+    emit("maximum_u64", "maximum", [u64_a, u64_b], np.maximum(u64_a, u64_b), EXACT)
+    emit("floor_divide_u64", "floor_divide", [u64_a, u64_b],
+         integer_elementwise(floor_divide, u64_a, u64_b), EXACT)
+    emit("greater_u64", "greater", [u64_a, u64_b], u64_a > u64_b, EXACT)
+    emit("cast_u32_to_f32", "cast", [u32_a], u32_a.astype(np.float32), EXACT,
+         [("dtype", "float32")])
+    emit("cast_u64_to_f64", "cast", [u64_a], u64_a.astype(np.float64), EXACT,
+         [("dtype", "float64")])
+    emit("cast_i32_to_u16_wraps", "cast", [np.array([-1, 70000, 5], dtype=np.int32)],
+         np.array([-1, 70000, 5], dtype=np.int32).astype(np.uint16), EXACT,
+         [("dtype", "uint16")])
+
+
 def main():
     writer.clear()
     unary_cases()
     binary_cases()
     where_cases()
     truncation_and_logarithm_cases()
+    wide_unsigned_cases()
     writer.write_index("generate_elementwise_cases.py", [
         "# CASE OPERATOR INPUT_COUNT TOLERANCE [KEY=VALUE ...]",
         "# Inputs: CASE.in<N>.npy; expected output: CASE.out.npy.",

@@ -184,6 +184,12 @@ std::optional<DType> DTypeOfOnnxType(int64_t data_type) {
       return DType::kFloat16;
     case 11:
       return DType::kFloat64;
+    case 4:
+      return DType::kUInt16;
+    case 12:
+      return DType::kUInt32;
+    case 13:
+      return DType::kUInt64;
     default:
       return std::nullopt;
   }
@@ -198,9 +204,7 @@ struct TensorFields {
   std::vector<int64_t> int32_data;  // int32 values, sign-extended by the varint
   std::vector<int64_t> int64_data;
   std::vector<double> double_data;
-  // Read for completeness of the wire format; it backs only uint32/uint64,
-  // which relay-vm lacks, so no tensor is built from it.
-  std::vector<uint64_t> uint64_data;
+  std::vector<uint64_t> uint64_data;  // uint32 and uint64 values
   std::optional<std::span<const uint8_t>> raw_data;
   bool is_external = false;
 };
@@ -304,6 +308,15 @@ void StoreValues(const std::vector<Source>& values, Tensor& tensor) {
       case DType::kUInt8:
         tensor.data<uint8_t>()[index] = static_cast<uint8_t>(value);
         break;
+      case DType::kUInt16:
+        tensor.data<uint16_t>()[index] = static_cast<uint16_t>(value);
+        break;
+      case DType::kUInt32:
+        tensor.data<uint32_t>()[index] = static_cast<uint32_t>(value);
+        break;
+      case DType::kUInt64:
+        tensor.data<uint64_t>()[index] = static_cast<uint64_t>(value);
+        break;
     }
   }
 }
@@ -317,6 +330,9 @@ std::pair<size_t, const char*> TypedFieldSize(const TensorFields& fields, DType 
       return {fields.double_data.size(), "double_data"};
     case DType::kInt64:
       return {fields.int64_data.size(), "int64_data"};
+    case DType::kUInt32:
+    case DType::kUInt64:
+      return {fields.uint64_data.size(), "uint64_data"};
     default:  // float16, bool and the narrower integers
       return {fields.int32_data.size(), "int32_data"};
   }
@@ -369,6 +385,10 @@ Ref<Tensor> TensorFromFields(const TensorFields& fields) {
       break;
     case DType::kInt64:
       StoreValues(fields.int64_data, *tensor);
+      break;
+    case DType::kUInt32:
+    case DType::kUInt64:
+      StoreValues(fields.uint64_data, *tensor);
       break;
     default:
       StoreValues(fields.int32_data, *tensor);

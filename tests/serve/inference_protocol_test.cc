@@ -127,6 +127,36 @@ TEST(InferenceProtocol, RefusesEveryKindOfBadRequestWith400) {
   }
 }
 
+// uint64 elements above int64's range read and print as themselves; a
+// negative one is refused.
+TEST(InferenceProtocol, TakesTheWholeUInt64Range) {
+  ModelSignature signature;
+  signature.name = "u";
+  signature.inputs = {{"big", DType::kUInt64, {3}}};
+  signature.outputs = {{"big", DType::kUInt64, {3}}};
+  json body = {{"inputs",
+                {{{"name", "big"},
+                  {"shape", {3}},
+                  {"datatype", "UINT64"},
+                  {"data", {18446744073709551615ull, 9223372036854775808ull, 0}}}}}};
+  InferenceRequest request = ParseInferenceRequest(body.dump(), signature);
+  const uint64_t* values = request.inputs[0]->data<uint64_t>();
+  EXPECT_EQ(values[0], 18446744073709551615ull);
+  EXPECT_EQ(values[1], 9223372036854775808ull);
+  EXPECT_EQ(values[2], 0u);
+  json response =
+      json::parse(EncodeInferenceResponse(signature, request, {request.inputs[0]}).body);
+  EXPECT_EQ(response["outputs"][0]["data"][0].get<uint64_t>(), 18446744073709551615ull);
+  body["inputs"][0]["data"][2] = -1;
+  try {
+    ParseInferenceRequest(body.dump(), signature);
+    ADD_FAILURE() << "accepted -1 as a uint64";
+  } catch (const RequestError& error) {
+    EXPECT_NE(std::string(error.what()).find("is not a valid uint64"), std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(InferenceProtocol, EncodesOutputsWithShortestFloatText) {
   ModelSignature signature = TwoInputSignature();
   Ref<Tensor> first = Tensor::Empty(HostDevice(), {1, 2}, DType::kFloat32);
@@ -268,7 +298,8 @@ TEST(InferenceProtocol, DescribesTheModel) {
 
 TEST(InferenceProtocol, NamesEveryDtype) {
   for (std::string_view name :
-       {"BOOL", "INT8", "INT16", "INT32", "INT64", "UINT8", "FP16", "FP32", "FP64"}) {
+       {"BOOL", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "FP16",
+        "FP32", "FP64"}) {
     std::optional<DType> dtype = ParseProtocolDatatype(name);
     ASSERT_TRUE(dtype) << name;
     EXPECT_EQ(ProtocolDatatype(*dtype), name);

@@ -221,6 +221,15 @@ std::optional<std::vector<Value>> ArgumentsFor(const ir::FunctionNode& main) {
         case DType::kUInt8:
           bytes[index] = static_cast<uint8_t>(value + 2);
           break;
+        case DType::kUInt16:
+          tensor->data<uint16_t>()[index] = static_cast<uint16_t>(value + 2);
+          break;
+        case DType::kUInt32:
+          tensor->data<uint32_t>()[index] = static_cast<uint32_t>(value + 2);
+          break;
+        case DType::kUInt64:
+          tensor->data<uint64_t>()[index] = static_cast<uint64_t>(value + 2);
+          break;
         case DType::kInt16:
           tensor->data<int16_t>()[index] = static_cast<int16_t>(value);
           break;

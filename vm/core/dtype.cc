@@ -55,6 +55,10 @@ bool IsSignedInteger(DType dtype) {
   return InfoOf(dtype).numpy_kind == 'i';
 }
 
+bool IsUnsignedInteger(DType dtype) {
+  return InfoOf(dtype).numpy_kind == 'u';
+}
+
 DLDataType ToDLDataType(DType dtype) {
   const DTypeInfo& info = InfoOf(dtype);
   DLDataType type;

@@ -33,6 +33,12 @@ std::string ElementText(const Tensor& tensor, int64_t index) {
       return std::to_string(reinterpret_cast<const int8_t*>(data)[index]);
     case DType::kUInt8:
       return std::to_string(data[index]);
+    case DType::kUInt16:
+      return std::to_string(reinterpret_cast<const uint16_t*>(data)[index]);
+    case DType::kUInt32:
+      return std::to_string(reinterpret_cast<const uint32_t*>(data)[index]);
+    case DType::kUInt64:
+      return std::to_string(reinterpret_cast<const uint64_t*>(data)[index]);
     case DType::kInt16:
       return std::to_string(reinterpret_cast<const int16_t*>(data)[index]);
     case DType::kInt32:
@@ -59,6 +65,12 @@ std::string_view ScalarSuffix(DType dtype) {
       return "i8";
     case DType::kUInt8:
       return "u8";
+    case DType::kUInt16:
+      return "u16";
+    case DType::kUInt32:
+      return "u32";
+    case DType::kUInt64:
+      return "u64";
     case DType::kInt16:
       return "i16";
     case DType::kInt64:

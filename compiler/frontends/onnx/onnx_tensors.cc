@@ -84,6 +84,12 @@ std::optional<DType> DTypeOfElementType(int32_t element_type) {
       return DType::kInt64;
     case onnx::TensorProto::UINT8:
       return DType::kUInt8;
+    case onnx::TensorProto::UINT16:
+      return DType::kUInt16;
+    case onnx::TensorProto::UINT32:
+      return DType::kUInt32;
+    case onnx::TensorProto::UINT64:
+      return DType::kUInt64;
     case onnx::TensorProto::BOOL:
       return DType::kBool;
     default:
@@ -136,6 +142,11 @@ Ref<Tensor> TensorFromProto(const onnx::TensorProto& proto, const std::string& f
       case DType::kInt64:
         values = proto.int64_data_size();
         break;
+      // ONNX keeps uint32 and uint64 in uint64_data, the narrower in int32_data.
+      case DType::kUInt32:
+      case DType::kUInt64:
+        values = proto.uint64_data_size();
+        break;
       default:
         values = proto.int32_data_size();
         break;
@@ -176,6 +187,15 @@ Ref<Tensor> TensorFromProto(const onnx::TensorProto& proto, const std::string& f
         break;
       case DType::kUInt8:
         CopyField<uint8_t>(proto.int32_data(), *tensor);
+        break;
+      case DType::kUInt16:
+        CopyField<uint16_t>(proto.int32_data(), *tensor);
+        break;
+      case DType::kUInt32:
+        CopyField<uint32_t>(proto.uint64_data(), *tensor);
+        break;
+      case DType::kUInt64:
+        CopyField<uint64_t>(proto.uint64_data(), *tensor);
         break;
       case DType::kBool:
         CopyField<bool>(proto.int32_data(), *tensor);

@@ -39,6 +39,15 @@ TypeNames NamesOf(DType dtype, SourceDialect dialect) {
     case DType::kUInt8:
       return {cl ? "uchar" : "unsigned char", cl ? "uchar" : "unsigned char",
               cl ? "uchar" : "unsigned char", "u8"};
+    case DType::kUInt16:
+      return {cl ? "ushort" : "unsigned short", cl ? "ushort" : "unsigned short",
+              cl ? "ushort" : "unsigned short", "u16"};
+    case DType::kUInt32:
+      return {cl ? "uint" : "unsigned int", cl ? "uint" : "unsigned int",
+              cl ? "uint" : "unsigned int", "u32"};
+    case DType::kUInt64:
+      return {cl ? "ulong" : "unsigned long long", cl ? "ulong" : "unsigned long long",
+              cl ? "ulong" : "unsigned long long", "u64"};
     case DType::kFloat16:
       return {cl ? "half" : "unsigned short", "float", "", "f16"};
     case DType::kFloat32:
@@ -63,6 +72,12 @@ std::pair<double, double> IntegerRange(DType dtype) {
       return {-9223372036854775808.0, 9223372036854775808.0};
     case DType::kUInt8:
       return {0.0, 256.0};
+    case DType::kUInt16:
+      return {0.0, 65536.0};
+    case DType::kUInt32:
+      return {0.0, 4294967296.0};
+    case DType::kUInt64:
+      return {0.0, 18446744073709551616.0};
     default:
       RELAY_UNREACHABLE("not an integer dtype");
   }
@@ -324,10 +339,12 @@ class Emitter {
     const DType bound_dtype = from == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
     const std::string lower = FloatLiteral(lowest, bound_dtype);
     const std::string upper = FloatLiteral(past_highest, bound_dtype);
-    const std::string highest = to == DType::kUInt8 ? "255"
-                                : to == DType::kInt64
-                                    ? (cl() ? "9223372036854775807L" : "9223372036854775807LL")
-                                    : std::to_string(int64_t(past_highest) - 1);
+    const std::string highest =
+        to == DType::kUInt8    ? "255"
+        : to == DType::kUInt64 ? (cl() ? "18446744073709551615UL" : "18446744073709551615ULL")
+        : to == DType::kUInt32 ? "4294967295U"
+        : to == DType::kInt64  ? (cl() ? "9223372036854775807L" : "9223372036854775807LL")
+                               : std::to_string(int64_t(past_highest) - 1);
     const std::string smallest =
         to == DType::kInt64   ? IntLiteral(std::numeric_limits<int64_t>::min(), to)
         : to == DType::kInt32 ? IntLiteral(std::numeric_limits<int32_t>::min(), to)

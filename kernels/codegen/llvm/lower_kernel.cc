@@ -80,10 +80,13 @@ class Lowering {
       case DType::kUInt8:
         return builder_.getInt8Ty();
       case DType::kInt16:
+      case DType::kUInt16:
         return builder_.getInt16Ty();
       case DType::kInt32:
+      case DType::kUInt32:
         return builder_.getInt32Ty();
       case DType::kInt64:
+      case DType::kUInt64:
         return builder_.getInt64Ty();
       case DType::kFloat16:
         return builder_.getHalfTy();
