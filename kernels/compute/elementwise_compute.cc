@@ -174,6 +174,8 @@ std::unordered_map<std::string, ComputeFunction> ElementwiseComputes() {
   computes["logical_and"] = BinaryCompute(Op(BinaryOp::kAnd));
   computes["logical_or"] = BinaryCompute(Op(BinaryOp::kOr));
   computes["logical_xor"] = BinaryCompute(Op(BinaryOp::kNotEqual));
+  computes["left_shift"] = BinaryCompute(Op(BinaryOp::kShiftLeft));
+  computes["right_shift"] = BinaryCompute(Op(BinaryOp::kShiftRight));
   for (auto [name, op] :
        {std::pair{"equal", BinaryOp::kEqual}, std::pair{"not_equal", BinaryOp::kNotEqual},
         std::pair{"less", BinaryOp::kLess}, std::pair{"less_equal", BinaryOp::kLessEqual},

@@ -127,6 +127,8 @@ class LoadNode final : public ExprNode {
   X(kMinimum, "min")            \
   X(kMaximum, "max")            \
   X(kPower, "pow")              \
+  X(kShiftLeft, "<<")           \
+  X(kShiftRight, ">>")          \
   X(kAnd, "&&")                 \
   X(kOr, "||")                  \
   X(kEqual, "==")               \

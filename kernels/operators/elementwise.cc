@@ -14,6 +14,7 @@ enum class Accepts {
   kNumeric,  // every dtype but bool (arithmetic)
   kFloat,    // floating point only (transcendental functions)
   kBool,     // bool only (logical operators)
+  kInteger,  // integers only (bit shifts)
 };
 
 void CheckAccepted(const ValueType& tensor, Accepts accepts, std::string_view name) {
@@ -31,6 +32,9 @@ void CheckAccepted(const ValueType& tensor, Accepts accepts, std::string_view na
       return;
     case Accepts::kBool:
       ExpectBoolDType(tensor, name);
+      return;
+    case Accepts::kInteger:
+      ExpectIntegerDType(tensor, name);
       return;
   }
 }
@@ -140,6 +144,11 @@ const BinaryOperator kBinaryOperators[] = {
     {"logical_and", Accepts::kBool, DType::kBool, kNone, "Broadcasting logical AND."},
     {"logical_or", Accepts::kBool, DType::kBool, kNone, "Broadcasting logical OR."},
     {"logical_xor", Accepts::kBool, DType::kBool, kNone, "Broadcasting logical XOR."},
+    {"left_shift", Accepts::kInteger, kSameDType, kNone,
+     "Broadcasting bit shift lhs << rhs (0 for amounts outside [0, width))."},
+    {"right_shift", Accepts::kInteger, kSameDType, kNone,
+     "Broadcasting bit shift lhs >> rhs, arithmetic for signed dtypes (amounts outside [0, "
+     "width) shift every bit out)."},
 };
 
 ValueType WhereRelation(std::span<const RelationInput> inputs, const Attrs&) {

@@ -543,6 +543,25 @@ def wide_unsigned_cases():
     emit("cast_i32_to_u16_wraps", "cast", [np.array([-1, 70000, 5], dtype=np.int32)],
          np.array([-1, 70000, 5], dtype=np.int32).astype(np.uint16), EXACT,
          [("dtype", "uint16")])
+    # Bit shifts; NumPy's shifts by the width or more leave 0 (or the sign).
+    for dtype, suffix in [(np.uint8, "u8"), (np.uint32, "u32"), (np.uint64, "u64"),
+                          (np.int32, "i32"), (np.int64, "i64")]:
+        bits = np.dtype(dtype).itemsize * 8
+        values = np.array([[1, 5, 200, 0], [7, 3, 1, 100]]).astype(dtype)
+        if np.dtype(dtype).kind == "i":
+            values[1] = -values[1]
+        amounts = np.array([[0, 1, 3, bits - 1], [bits, bits + 5, 2, 1]]).astype(dtype)
+        emit("left_shift_" + suffix, "left_shift", [values, amounts],
+             np.left_shift(values, amounts), EXACT)
+        emit("right_shift_" + suffix, "right_shift", [values, amounts],
+             np.right_shift(values, amounts), EXACT)
+    negative_amounts = np.array([-1, 2, -40], dtype=np.int32)
+    shifted = np.array([-64, -64, 64], dtype=np.int32)
+    # NumPy reads a negative amount as a huge one (all bits out), as relay-vm does.
+    emit("right_shift_i32_negative_amount", "right_shift", [shifted, negative_amounts],
+         np.right_shift(shifted, negative_amounts), EXACT)
+    emit("left_shift_i32_negative_amount", "left_shift", [shifted, negative_amounts],
+         np.left_shift(shifted, negative_amounts), EXACT)
 
 
 def main():

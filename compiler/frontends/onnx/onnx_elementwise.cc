@@ -95,6 +95,18 @@ std::vector<OnnxValue> ConvertMod(ConvertContext& context) {
   return {Result(Call(fmod ? "trunc_mod" : "floor_mod", {context.Tensor(0), context.Tensor(1)}))};
 }
 
+// BitShift (unsigned integers in ONNX): Relay's left_shift or right_shift.
+std::vector<OnnxValue> ConvertBitShift(ConvertContext& context) {
+  const std::string direction = context.StringAttribute("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT") Refuse("direction '" + direction + "'");
+  if (context.Input(0).dtype != context.Input(1).dtype ||
+      !IsUnsignedInteger(context.Input(0).dtype))
+    Refuse("operands that are not unsigned integers of one dtype");
+  return {Shaped(Call(direction == "LEFT" ? "left_shift" : "right_shift",
+                      {context.Tensor(0), context.Tensor(1)}),
+                 BroadcastOfInputs(context))};
+}
+
 std::vector<OnnxValue> ConvertIdentity(ConvertContext& context) {
   OnnxValue value = context.Input(0);
   if (value.expr.empty()) value.expr = context.Tensor(0);
@@ -351,6 +363,7 @@ void AddElementwiseConverters(std::map<std::string, Converter>& converters) {
   converters["Div"] = ConvertDiv;
   converters["Pow"] = ConvertPow;
   converters["Mod"] = ConvertMod;
+  converters["BitShift"] = ConvertBitShift;
   converters["Where"] = [](ConvertContext& context) {
     return std::vector<OnnxValue>{
         Shaped(Call("where", {context.Tensor(0), context.Tensor(1), context.Tensor(2)}),

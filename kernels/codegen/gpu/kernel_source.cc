@@ -458,6 +458,31 @@ class Emitter {
   // through its unsigned type (signed overflow is undefined in C); narrower
   // types compute in int and wrap on conversion back. Index arithmetic
   // (int64) never overflows and stays plain, so compilers can fold it.
+  // A shift defined for every amount, as the CPU's: an amount outside
+  // [0, width) leaves 0, or the sign's bits for a right shift of a signed
+  // value. The bits move as unsigned (C leaves signed left shifts of
+  // negative values undefined).
+  std::string Shift(bool left, DType dtype) {
+    const TypeNames names = Names(dtype);
+    const std::string name = std::string(left ? "relay_shl_" : "relay_shr_") + names.suffix;
+    const std::string type = names.reg;
+    const std::string unsigned_type = names.unsigned_;
+    const std::string width = std::to_string(DTypeSize(dtype) * 8);
+    const std::string in_range = "(" + unsigned_type + ")b < " + width;
+    std::string body;
+    if (left) {
+      body = "return " + in_range + " ? (" + type + ")((" + unsigned_type + ")a << b) : (" + type +
+             ")0;";
+    } else if (IsSignedInteger(dtype)) {
+      body = "return " + in_range + " ? (" + type + ")(a >> b) : (" + type + ")(a < 0 ? -1 : 0);";
+    } else {
+      body = "return " + in_range + " ? (" + type + ")(a >> b) : (" + type + ")0;";
+    }
+    Helper(name, HelperPrefix() + type + " " + name + "(" + type + " a, " + type + " b) { " + body +
+                     " }\n");
+    return name;
+  }
+
   std::string Wrapping(const char* op, DType dtype, const std::string& a, const std::string& b) {
     const TypeNames names = Names(dtype);
     if (dtype == DType::kInt32) {
@@ -522,6 +547,9 @@ class Emitter {
           // saturated as the CPU does.
           return SaturatingCast(DType::kFloat64, dtype) + "(" +
                  MathFunction("pow", DType::kFloat64) + "((double)" + a + ", (double)" + b + "))";
+        case BinaryOp::kShiftLeft:
+        case BinaryOp::kShiftRight:
+          return Shift(op == BinaryOp::kShiftLeft, dtype) + "(" + a + ", " + b + ")";
         case BinaryOp::kAnd:
           return "(" + a + " && " + b + ")";
         case BinaryOp::kOr:

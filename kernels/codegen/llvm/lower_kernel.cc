@@ -1042,6 +1042,9 @@ class Lowering {
         llvm::Value* result = Intrinsic(llvm::Intrinsic::pow, double_type, {base, exponent});
         return LowerCast(result, DType::kFloat64, dtype);
       }
+      case BinaryOp::kShiftLeft:
+      case BinaryOp::kShiftRight:
+        return SafeShift(op == BinaryOp::kShiftLeft, is_signed, a, b);
       case BinaryOp::kAnd:
         return builder_.CreateAnd(a, b);
       case BinaryOp::kOr:
@@ -1060,6 +1063,26 @@ class Lowering {
         return is_signed ? builder_.CreateICmpSGE(a, b) : builder_.CreateICmpUGE(a, b);
     }
     RELAY_UNREACHABLE("unknown binary kernel operator");
+  }
+
+  // A shift defined for every amount (LLVM's shifts by the width or more
+  // are poison): an amount outside [0, width) shifts every bit out, leaving
+  // 0, or the sign's bits for a right shift of a signed value.
+  llvm::Value* SafeShift(bool left, bool is_signed, llvm::Value* a, llvm::Value* b) {
+    llvm::Type* type = a->getType();
+    const unsigned width = type->getScalarSizeInBits();
+    llvm::Value* in_range = builder_.CreateICmpULT(b, llvm::ConstantInt::get(type, width));
+    llvm::Value* amount = builder_.CreateSelect(in_range, b, llvm::ConstantInt::get(type, 0));
+    if (left) {
+      return builder_.CreateSelect(in_range, builder_.CreateShl(a, amount),
+                                   llvm::ConstantInt::get(type, 0));
+    }
+    if (!is_signed) {
+      return builder_.CreateSelect(in_range, builder_.CreateLShr(a, amount),
+                                   llvm::ConstantInt::get(type, 0));
+    }
+    llvm::Value* sign = builder_.CreateAShr(a, llvm::ConstantInt::get(type, width - 1));
+    return builder_.CreateSelect(in_range, builder_.CreateAShr(a, amount), sign);
   }
 
   // Integer division that never traps: x / 0 is 0 (and x % 0 is 0), and
