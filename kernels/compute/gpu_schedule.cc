@@ -166,6 +166,8 @@ std::optional<kir::Kernel> GroupReduction(const std::string& name, std::vector<B
   const Expr sample_space_size = Product(sample_reductions[0]->extents);
   const auto* sample_space = As<IntImmNode>(sample_space_size);
   if (sample_space == nullptr || !PairwiseCombine(*sample_reductions[0])) return std::nullopt;
+  // A reduction over no axes (the sum of a scalar) has nothing to share out.
+  if (sample_reductions[0]->axes.empty()) return std::nullopt;
   const int64_t lanes_per_element = LanesPerElement(
       count, sample_space->value,
       LoadsStepByOneAlong(sample_reductions[0]->body, sample_reductions[0]->axes.back()), options);
