@@ -129,6 +129,9 @@ const OperatorTable& Table() {
     RegisterDeviceAnnotations(builder);
     RegisterSearchOperators(builder);
     RegisterVisionOperators(builder);
+    RegisterSignalOperators(builder);
+    RegisterLinearAlgebraOperators(builder);
+    RegisterSelectionOperators(builder);
     AttachElementwiseComputes(builder);
     AttachReductionComputes(builder);
     AttachTransformComputes(builder);
@@ -138,6 +141,9 @@ const OperatorTable& Table() {
     AttachSearchKernels(builder);
     AttachVisionKernels(builder);
     AttachImageKernels(builder);
+    AttachSignalKernels(builder);
+    AttachLinearAlgebraKernels(builder);
+    AttachSelectionKernels(builder);
     OperatorTable result;
     result.definitions = std::move(builder.definitions());
     for (const OperatorDefinition& definition : result.definitions) {

@@ -33,7 +33,10 @@ void RegisterTransformOperators(OperatorTableBuilder& table);  // reshape, conca
 void RegisterImageOperators(OperatorTableBuilder& table);      // image.resize2d
 void RegisterSearchOperators(OperatorTableBuilder& table);  // topk, argsort, argwhere, cumsum, ...
 void RegisterVisionOperators(OperatorTableBuilder& table);  // vision.*
-void RegisterDeviceAnnotations(OperatorTableBuilder& table);  // on_device, device_copy
+void RegisterSignalOperators(OperatorTableBuilder& table);  // dft
+void RegisterLinearAlgebraOperators(OperatorTableBuilder& table);  // det
+void RegisterSelectionOperators(OperatorTableBuilder& table);      // unique_along
+void RegisterDeviceAnnotations(OperatorTableBuilder& table);       // on_device, device_copy
 
 // Compute definitions live beside the kernels (kernels/compute/) and are
 // attached to the entries the families registered.
@@ -46,5 +49,8 @@ void AttachShapeComputes(OperatorTableBuilder& table);          // arange, shape
 void AttachSearchKernels(OperatorTableBuilder& table);  // topk, argsort, sort, argwhere, cumsum
 void AttachVisionKernels(OperatorTableBuilder& table);  // non-maximum suppression, roi_align
 void AttachImageKernels(OperatorTableBuilder& table);   // image.grid_sample
+void AttachSignalKernels(OperatorTableBuilder& table);  // dft
+void AttachLinearAlgebraKernels(OperatorTableBuilder& table);  // det
+void AttachSelectionKernels(OperatorTableBuilder& table);      // unique_along
 
 }  // namespace relay::kernels

@@ -3,7 +3,8 @@
 Relay's neural-network operators (nn.dense, nn.matmul, nn.batch_matmul,
 nn.bias_add, nn.prelu, nn.softmax, nn.log_softmax, nn.layer_norm,
 nn.instance_norm, nn.group_norm, nn.batch_norm, nn.dropout,
-nn.batch_flatten), read by tests/kernels/nn_kernels_test.cc.
+nn.batch_flatten) and of dft and det (C++ kernels with float results that
+need a tolerance), read by tests/kernels/nn_kernels_test.cc.
 
 Run from anywhere (needs NumPy; Debian's python3-numpy will do):
 
@@ -39,7 +40,10 @@ computed in int64 and wrapped to out_dtype. Semantics follow TVM's Relay:
 - nn.batch_norm at inference: (x - moving_mean) / sqrt(moving_var + eps)
   [* gamma] [+ beta] along `axis`, returning (output, moving_mean,
   moving_var) with the moving statistics unchanged;
-- nn.dropout at inference: (data, a mask of ones).
+- nn.dropout at inference: (data, a mask of ones);
+- dft along the last axis is numpy.fft.fft, and with inverse
+  numpy.fft.ifft (divided by N), of re + i im, as (real, imaginary);
+- det is numpy.linalg.det.
 """
 
 import os
@@ -341,6 +345,41 @@ def other_cases():
     emit("batch_flatten_f32", "nn.batch_flatten", [x3], x3.reshape(2, 12))
 
 
+# ---- dft and det (C++ kernels; here for their float tolerance and tuple results) ------------
+
+def dft_case(name, shape, dtype, inverse=False):
+    re, im = uniform(shape, -1, 1, dtype), uniform(shape, -1, 1, dtype)
+    signal = wide(re) + 1j * wide(im)
+    # numpy.fft.ifft divides by N, as dft's inverse does.
+    result = np.fft.ifft(signal, axis=-1) if inverse else np.fft.fft(signal, axis=-1)
+    emit_tuple(name, "dft", [re, im], [result.real.astype(dtype), result.imag.astype(dtype)],
+               inverse=inverse)
+
+
+def dft_cases():
+    dft_case("dft_f32_radix2", (3, 8), np.float32)
+    dft_case("dft_f32_length10_inverse", (2, 10), np.float32, inverse=True)
+    dft_case("dft_f64_prime_length_rank3", (2, 3, 7), np.float64)
+    dft_case("dft_f64_radix2_inverse", (2, 16), np.float64, inverse=True)
+    dft_case("dft_f16", (4, 6), np.float16)
+    dft_case("dft_f32_length1", (5, 1), np.float32)
+
+
+def det_case(name, data):
+    emit(name, "det", [data], np.linalg.det(wide(data)).astype(data.dtype))
+
+
+def det_cases():
+    det_case("det_f32_batch_3x3", uniform((2, 3, 3), -2, 2, np.float32))
+    det_case("det_f64_4x4", uniform((4, 4), -2, 2, np.float64))
+    # A zero first column's entry: the factorisation must pivot.
+    det_case("det_f32_needs_pivot", np.array([[0, 1, 2], [3, 4, 5], [6, 7, 9]], np.float32))
+    det_case("det_f32_singular", np.array([[1, 2, 3], [2, 4, 6], [1, 0, 1]], np.float32))
+    det_case("det_f32_1x1_batch", uniform((3, 1, 1), -2, 2, np.float32))
+    # numpy.linalg.det of a 0 x 0 matrix is 1, the empty product.
+    det_case("det_f32_empty_matrices", np.zeros((2, 0, 0), np.float32))
+
+
 def main():
     writer.clear()
     dense_cases()
@@ -352,6 +391,8 @@ def main():
     normalization_cases()
     batch_norm_cases()
     other_cases()
+    dft_cases()
+    det_cases()
     writer.write_index("generate_nn_cases.py", [
         "# CASE OPERATOR INPUT_COUNT TOLERANCE [KEY=VALUE ...]",
         "# Inputs: CASE.in<N>.npy; expected output: CASE.out.npy, or CASE.out<N>.npy per field",

@@ -323,6 +323,40 @@ def generate():
     emit("argwhere_none", "argwhere", [np.zeros((2, 2, 2), np.int64)],
          np.zeros((0, 3), np.int32))
 
+    # ---- unique_along (C++ kernel): numpy.unique's four results --------------------------
+    def unique(x, axis=None, sorted=True):
+        values, first, inverse, counts = np.unique(x, True, True, True, axis=axis)
+        inverse = inverse.reshape(-1)
+        if not sorted:
+            # Renumbered by first occurrence.
+            order = np.argsort(first, kind="stable")
+            number = np.empty_like(order)
+            number[order] = np.arange(len(order))
+            first, counts, inverse = first[order], counts[order], number[inverse]
+            values = np.take(x.reshape(-1) if axis is None else x, first,
+                             axis=0 if axis is None else axis)
+        return [values, first.astype(np.int64), inverse.astype(np.int64),
+                counts.astype(np.int64)]
+
+    def emit_unique(name, x, axis=None, sorted=True):
+        attributes = ([] if axis is None else [("axis", axis)]) + [("sorted", int(sorted))]
+        emit(name, "unique_along", [x], unique(x, axis, sorted), attributes)
+
+    u = rng.integers(-3, 4, size=(12,)).astype(np.int32)
+    emit_unique("unique_along_flat_sorted", u)
+    emit_unique("unique_along_flat_first_occurrence", u, sorted=False)
+    u2 = rng.integers(0, 3, size=(3, 4)).astype(np.float32)
+    emit_unique("unique_along_flattens_2d", u2)
+    rows = np.array([[1, 0, 2], [0, 5, 1], [1, 0, 2], [0, 5, 0], [0, 5, 1]], np.int64)
+    emit_unique("unique_along_rows_sorted", rows, axis=0)
+    emit_unique("unique_along_rows_first_occurrence", rows, axis=0, sorted=False)
+    u3 = rng.integers(0, 2, size=(2, 5, 2)).astype(np.int8)
+    emit_unique("unique_along_middle_axis", u3, axis=1)
+    emit_unique("unique_along_negative_axis", rows.T.copy(), axis=-1, sorted=False)
+    with_nans = np.array([2.0, np.nan, -1.0, 2.0, np.nan, -0.5], np.float64)
+    emit_unique("unique_along_nan_once_last", with_nans)
+    emit_unique("unique_along_bool", rng.integers(0, 2, size=(7,)).astype(np.bool_))
+
 
 def main():
     writer.clear()

@@ -1,7 +1,8 @@
 // Neural-network operators (dense, matmul, batch_matmul, bias_add, prelu,
 // softmax, log_softmax, layer_norm, instance_norm, group_norm, batch_norm,
 // dropout, batch_flatten) compiled from their compute definitions and run on
-// the host, against NumPy's results.
+// the host, and dft and det (C++ kernels with float results that need a
+// tolerance), against NumPy's results.
 //
 // The cases, their inputs and expected outputs are fixtures written by
 // tests/kernels/generate_nn_cases.py; each line of fixtures/nn/cases.txt
@@ -123,6 +124,22 @@ TEST(NnKernelsTest, DenseRejectsMismatchedReductionDimension) {
   EXPECT_EQ(error.kind(), ErrorKind::kUsage) << error.what();
   EXPECT_NE(error.message().find("disagree on the reduction dimension"), std::string::npos)
       << error.what();
+}
+
+TEST(NnKernelsTest, DftAndDetRejectMalformedOperandsBeforeTheirKernels) {
+  Ref<Tensor> re = FilledTensor({2, 2}, {1, 2, 3, 4});
+  Ref<Tensor> im = FilledTensor({1, 2}, {1, 2});
+  try {
+    RunOperatorWithTupleResult("dft", std::vector<Ref<Tensor>>{re, im});
+    ADD_FAILURE() << "dft of parts of different shapes did not throw";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::kUsage) << error.what();
+  }
+  Ref<Tensor> integers = Tensor::Empty(HostDevice(), {2, 2}, DType::kInt32);
+  EXPECT_EQ(ExpectRunError("det", {integers}).kind(), ErrorKind::kUsage);
+  Error error = ExpectRunError("det", {FilledTensor({2, 3}, {1, 2, 3, 4, 5, 6})});
+  EXPECT_EQ(error.kind(), ErrorKind::kUsage) << error.what();
+  EXPECT_EQ(ExpectRunError("det", {FilledTensor({3}, {1, 2, 3})}).kind(), ErrorKind::kUsage);
 }
 
 TEST(NnKernelsTest, SoftmaxOfARowWithInfinityIsNaNAsInNumPy) {

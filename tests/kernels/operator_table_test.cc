@@ -255,7 +255,7 @@ TEST(OperatorShapeFixture, MatchesNumPy) {
 TEST(OperatorTable, SortedUniqueAndFindable) {
   const auto all = AllOperators();
   // Update when adding operators (and give the new ones tests).
-  EXPECT_EQ(all.size(), 135u);
+  EXPECT_EQ(all.size(), 140u);
   for (size_t index = 0; index < all.size(); ++index) {
     const OperatorDefinition* definition = all[index];
     if (index > 0) {
@@ -284,7 +284,8 @@ TEST(OperatorTable, EveryOperatorHasAKernel) {
     }
   }
   for (const char* name : {"topk", "argsort", "sort", "argwhere", "cumsum", "cumprod",
-                           "vision.all_class_non_max_suppression", "vision.roi_align", "image.grid_sample"}) {
+                           "vision.all_class_non_max_suppression", "vision.roi_align",
+                           "image.grid_sample", "dft", "det", "unique_along"}) {
     const OperatorDefinition* definition = FindOperator(name);
     ASSERT_NE(definition, nullptr) << name;
     EXPECT_TRUE(definition->host_kernel) << name;

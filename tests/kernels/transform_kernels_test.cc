@@ -186,6 +186,23 @@ TEST(TransformKernelsErrorsTest, TakeFromAnEmptyAxisIsAnErrorNotAnOutOfBoundsRea
   EXPECT_THROW(RunOperator("take", inputs, {{"axis", AttrValue::Int(0)}}), Error);
 }
 
+TEST(TransformKernelsErrorsTest, UniqueAlongAnAxisTheDataLacksIsAUsageError) {
+  std::vector<Ref<Tensor>> inputs = {FilledTensor({2, 2}, {1, 2, 1, 2})};
+  try {
+    RunOperatorWithTupleResult("unique_along", inputs, {{"axis", AttrValue::Int(2)}});
+    ADD_FAILURE() << "unique_along of axis 2 of a matrix did not throw";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::kUsage) << error.what();
+  }
+  // Of an empty axis: no slices, and four empty results.
+  std::vector<Ref<Tensor>> empty = {FilledTensor({0, 3}, {})};
+  std::vector<Ref<Tensor>> results =
+      RunOperatorWithTupleResult("unique_along", empty, {{"axis", AttrValue::Int(0)}});
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(ShapeToString(results[0]->shape()), ShapeToString(Shape{0, 3}));
+  EXPECT_EQ(results[2]->element_count(), 0);
+}
+
 TEST(TransformKernelsErrorsTest, TupleResultsNeedTheTupleEntryPoint) {
   std::vector<Ref<Tensor>> inputs = {FilledTensor({4}, {1, 2, 3, 4})};
   Attrs sections = {{"indices_or_sections", AttrValue::Int(2)}};

@@ -9,8 +9,10 @@
 // (GatherElements, OneHot, Hardmax, Trilu, EyeLike, ReverseSequence,
 // CumSum), onnx_normalization.cc, onnx_einsum.cc and onnx_losses.cc
 // (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss), onnx_signal.cc
-// (windows), onnx_scatter.cc (ScatterElements, ScatterND) and
-// onnx_quantization.cc (QuantizeLinear, DequantizeLinear, ...);
+// (windows), onnx_scatter.cc (ScatterElements, ScatterND, MaxUnpool) and
+// onnx_quantization.cc (QuantizeLinear, DequantizeLinear, ...),
+// onnx_fourier.cc (DFT, STFT), onnx_linear_algebra.cc (Det) and
+// onnx_selection.cc (Unique);
 // onnx_converters.cc holds the table they are added to.
 #pragma once
 
@@ -163,5 +165,8 @@ void AddSignalConverters(std::map<std::string, Converter>& table);
 void AddScatterConverters(std::map<std::string, Converter>& table);
 void AddQuantizationConverters(std::map<std::string, Converter>& table);
 void AddVisionConverters(std::map<std::string, Converter>& table);
+void AddFourierConverters(std::map<std::string, Converter>& table);
+void AddLinearAlgebraConverters(std::map<std::string, Converter>& table);
+void AddSelectionConverters(std::map<std::string, Converter>& table);
 
 }  // namespace relay::onnx_import

@@ -29,6 +29,9 @@ const std::map<std::string, Converter>& Table() {
     AddScatterConverters(converters);
     AddQuantizationConverters(converters);
     AddVisionConverters(converters);
+    AddFourierConverters(converters);
+    AddLinearAlgebraConverters(converters);
+    AddSelectionConverters(converters);
     return converters;
   }();
   return table;

@@ -1,8 +1,8 @@
-// Scatters: ScatterElements (and its older name Scatter) and ScatterND,
-// over Relay's scatter_add. Replacing (reduction "none") scatters the
-// updates onto zeros and their count onto zeros, and keeps the data where
-// nothing landed; ONNX leaves duplicate indices undefined there, and here
-// they add up.
+// Scatters: ScatterElements (and its older name Scatter), ScatterND and
+// MaxUnpool, over Relay's scatter_add. Replacing (reduction "none")
+// scatters the updates onto zeros and their count onto zeros, and keeps the
+// data where nothing landed; ONNX leaves duplicate indices undefined there,
+// and here they add up (MaxUnpool's average, see there).
 #include <onnx/onnx_pb.h>
 
 #include "compiler/frontends/onnx/onnx_converter_helpers.h"
@@ -94,12 +94,80 @@ std::vector<OnnxValue> ConvertScatterND(ConvertContext& context) {
   return {value};
 }
 
+// The spatial attribute `name` (`count` entries, each at least `minimum`),
+// or `fallback` when absent.
+std::vector<int64_t> SpatialAttribute(ConvertContext& context, const std::string& name,
+                                      size_t count, int64_t fallback, int64_t minimum) {
+  std::vector<int64_t> values =
+      context.IntsAttribute(name).value_or(std::vector<int64_t>(count, fallback));
+  if (values.size() != count) Refuse(name + " of another length than the spatial axes'");
+  for (int64_t value : values) {
+    if (value < minimum) Refuse(name + " below " + std::to_string(minimum));
+  }
+  return values;
+}
+
+// MaxUnpool: zeros of the unpooled shape with X's values at their flat
+// positions I over the whole output ([0, N C D1 ... Dn), as MaxPool's
+// Indices output gives them), scattered along the flattened output. A
+// position named twice gets the average of its values (MaxPool's
+// overlapping windows name an element once per window that picked it,
+// always with its one value; ONNX does not define other duplicates).
+// Positions outside the output are clamped to it, as scatter_add does.
+std::vector<OnnxValue> ConvertMaxUnpool(ConvertContext& context) {
+  const OnnxValue& x = context.Input(0);
+  if (x.dtype == DType::kBool) Refuse("bool data");
+  const std::vector<int64_t> shape = StaticShapeOf(context, 0);
+  if (shape.size() < 3) Refuse("data of rank below 3 (N, C and spatial axes)");
+  if (StaticShapeOf(context, 1) != shape) Refuse("indices of another shape than the data's");
+  const DType index_dtype = context.Input(1).dtype;
+  if (index_dtype != DType::kInt64 && index_dtype != DType::kInt32)
+    Refuse("indices other than int32 or int64");
+  const size_t spatial = shape.size() - 2;
+  if (!context.IntsAttribute("kernel_shape")) Refuse("no kernel_shape");
+  const std::vector<int64_t> kernel = SpatialAttribute(context, "kernel_shape", spatial, 1, 1);
+  const std::vector<int64_t> strides = SpatialAttribute(context, "strides", spatial, 1, 1);
+  const std::vector<int64_t> pads = SpatialAttribute(context, "pads", 2 * spatial, 0, 0);
+  // MaxPool's output extent formula, reversed.
+  std::vector<int64_t> unpooled = {shape[0], shape[1]};
+  for (size_t axis = 0; axis < spatial; ++axis) {
+    const int64_t extent =
+        (shape[axis + 2] - 1) * strides[axis] - (pads[axis] + pads[axis + spatial]) + kernel[axis];
+    if (extent < 1) Refuse("pads that leave an unpooled axis empty");
+    unpooled.push_back(extent);
+  }
+  if (context.HasInput(2) && IntValues(*context.Constant(2)) != unpooled) {
+    // ONNX's definition (indices over the whole output_shape, as ONNX
+    // Runtime and PyTorch read them) and ONNX's node test (indices over the
+    // inferred shape, zeros appended) disagree about this form.
+    Refuse(
+        "an output_shape other than the one kernel_shape, strides and pads give (ONNX's "
+        "definition and its node test read the indices differently there)");
+  }
+  const int64_t total = Product(unpooled);
+  const std::string dtype = "dtype=\"" + std::string(DTypeName(x.dtype)) + "\"";
+  const std::string zeros = Call("zeros", {}, {"shape=" + IntList({total}), dtype});
+  const std::string values = context.Bind(Call("reshape", {context.Tensor(0)}, {"newshape=[-1]"}));
+  const std::string positions =
+      context.Bind(Call("reshape", {AsInt64(context.Tensor(1), index_dtype)}, {"newshape=[-1]"}));
+  const std::string sums = Call("scatter_add", {zeros, positions, values}, {"axis=0"});
+  const std::string counts =
+      Call("scatter_add", {zeros, positions, Call("ones_like", {values})}, {"axis=0"});
+  const std::string averaged =
+      Call("divide", {sums, Call("maximum", {counts, Call("ones_like", {zeros})})});
+  OnnxValue value =
+      Shaped(Call("reshape", {averaged}, {"newshape=" + IntList(unpooled)}), unpooled);
+  value.dtype = x.dtype;
+  return {value};
+}
+
 }  // namespace
 
 void AddScatterConverters(std::map<std::string, Converter>& table) {
   table["ScatterElements"] = ConvertScatterElements;
   table["Scatter"] = ConvertScatterElements;
   table["ScatterND"] = ConvertScatterND;
+  table["MaxUnpool"] = ConvertMaxUnpool;
 }
 
 }  // namespace relay::onnx_import
