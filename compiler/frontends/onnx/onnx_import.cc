@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -304,12 +305,55 @@ class Importer {
     }
     try {
       onnx::checker::check_model(model_);
+      // Shape inference reads some inputs' tensor types without checking
+      // (MaxUnpool's indices given as a sparse tensor crash it).
+      for (const onnx::ValueInfoProto& input : model_.graph().input()) {
+        if (!input.type().has_tensor_type()) Fail("input '" + input.name() + "' is not a tensor");
+      }
       CheckWindowAttributes(model_.graph());
       onnx::shape_inference::InferShapes(model_);
     } catch (const Error&) {
       throw;
     } catch (const std::exception& error) {
       Fail(std::string("not a valid ONNX model: ") + error.what());
+    }
+  }
+
+  // The ranks of tensors known before inference: weights and inputs.
+  static std::map<std::string, int> KnownRanks(const onnx::GraphProto& graph) {
+    std::map<std::string, int> ranks;
+    for (const onnx::TensorProto& tensor : graph.initializer())
+      ranks[tensor.name()] = tensor.dims_size();
+    for (const onnx::ValueInfoProto& info : graph.input()) {
+      if (info.type().has_tensor_type() && info.type().tensor_type().has_shape())
+        ranks.emplace(info.name(), info.type().tensor_type().shape().dim_size());
+    }
+    return ranks;
+  }
+
+  // ONNX 1.12's inference of DFT and STFT reads axes of the signal (and
+  // STFT's window) without checking their ranks (the fuzzer crashed it with
+  // a 2-D STFT signal), so ranks they cannot have are refused first: a DFT
+  // signal's axis must be one of its axes before the last, an STFT signal
+  // is (batch, length, 1 or 2) and its window 1-D.
+  void CheckSignalRanks(const onnx::NodeProto& node,
+                        const std::map<std::string, int>& ranks) const {
+    auto rank_of = [&](int input) -> std::optional<int> {
+      if (node.input_size() <= input || !ranks.count(node.input(input))) return std::nullopt;
+      return ranks.at(node.input(input));
+    };
+    if (node.op_type() == "DFT") {
+      int64_t axis = 1;
+      for (const onnx::AttributeProto& attribute : node.attribute()) {
+        if (attribute.name() == "axis") axis = attribute.i();
+      }
+      const std::optional<int> rank = rank_of(0);
+      if (rank && (*rank < 2 || axis < -*rank || axis >= *rank - 1 || (axis < 0 && axis > -2)))
+        Fail(NodeLabel(node) + ": its axis is not an axis of its signal before the last");
+    } else if (node.op_type() == "STFT") {
+      if (rank_of(0) && *rank_of(0) != 3)
+        Fail(NodeLabel(node) + ": its signal is not (batch, length, 1 or 2)");
+      if (rank_of(2) && *rank_of(2) != 1) Fail(NodeLabel(node) + ": its window is not 1-D");
     }
   }
 
@@ -321,19 +365,13 @@ class Importer {
     static const std::set<std::string> kWindowOperators = {
         "Conv",        "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool",
         "AveragePool", "LpPool",        "MaxUnpool",   "MaxRoiPool"};
-    // The ranks of tensors known before inference: weights and inputs.
-    std::map<std::string, int> ranks;
-    for (const onnx::TensorProto& tensor : graph.initializer())
-      ranks[tensor.name()] = tensor.dims_size();
-    for (const onnx::ValueInfoProto& info : graph.input()) {
-      if (info.type().has_tensor_type() && info.type().tensor_type().has_shape())
-        ranks.emplace(info.name(), info.type().tensor_type().shape().dim_size());
-    }
+    const std::map<std::string, int> ranks = KnownRanks(graph);
     for (const onnx::NodeProto& node : graph.node()) {
       for (const onnx::AttributeProto& attribute : node.attribute()) {
         if (attribute.has_g()) CheckWindowAttributes(attribute.g());
         for (const onnx::GraphProto& inner : attribute.graphs()) CheckWindowAttributes(inner);
       }
+      CheckSignalRanks(node, ranks);
       if (!kWindowOperators.count(node.op_type())) continue;
       // The number of spatial axes: the kernel's, or the weight's rank - 2.
       int spatial = -1;
