@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -310,12 +310,43 @@ class Importer {
       for (const onnx::ValueInfoProto& input : model_.graph().input()) {
         if (!input.type().has_tensor_type()) Fail("input '" + input.name() + "' is not a tensor");
       }
+      CheckRawDataSizes(model_.graph());
       CheckWindowAttributes(model_.graph());
       onnx::shape_inference::InferShapes(model_);
     } catch (const Error&) {
       throw;
     } catch (const std::exception& error) {
       Fail(std::string("not a valid ONNX model: ") + error.what());
+    }
+  }
+
+  // ONNX 1.12's shape inference copies a constant's raw bytes by its
+  // shape without checking their count (a Resize's scales overflowed the
+  // buffer), so every tensor of the model, initializers and node
+  // attributes in every graph, must hold as many bytes as its shape needs.
+  void CheckRawDataSizes(const onnx::GraphProto& graph) const {
+    auto check = [&](const onnx::TensorProto& tensor) {
+      if (!tensor.has_raw_data()) return;
+      const std::optional<DType> dtype = DTypeOfElementType(tensor.data_type());
+      if (!dtype) return;  // refused where it is read
+      uint64_t count = 1;
+      for (int64_t dim : tensor.dims()) {
+        if (dim < 0 || (dim > 0 && count > (uint64_t(1) << 40) / uint64_t(dim)))
+          Fail("tensor '" + tensor.name() + "' has an invalid shape");
+        count *= uint64_t(dim);
+      }
+      if (count * DTypeSize(*dtype) != tensor.raw_data().size())
+        Fail("tensor '" + tensor.name() + "' has " + std::to_string(tensor.raw_data().size()) +
+             " bytes of data for " + std::to_string(count) + " elements");
+    };
+    for (const onnx::TensorProto& tensor : graph.initializer()) check(tensor);
+    for (const onnx::NodeProto& node : graph.node()) {
+      for (const onnx::AttributeProto& attribute : node.attribute()) {
+        if (attribute.has_t()) check(attribute.t());
+        for (const onnx::TensorProto& tensor : attribute.tensors()) check(tensor);
+        if (attribute.has_g()) CheckRawDataSizes(attribute.g());
+        for (const onnx::GraphProto& inner : attribute.graphs()) CheckRawDataSizes(inner);
+      }
     }
   }
 
@@ -385,6 +416,10 @@ class Importer {
       if (node.input_size() > 0 && ranks.count(node.input(0)) &&
           ranks.at(node.input(0)) != spatial + 2)
         Fail(NodeLabel(node) + ": its data's rank does not match its kernel's");
+      // MaxUnpool's indices are shaped as its data (inference reads them so).
+      if (node.op_type() == "MaxUnpool" && node.input_size() > 1 && ranks.count(node.input(1)) &&
+          ranks.at(node.input(1)) != spatial + 2)
+        Fail(NodeLabel(node) + ": its indices' rank does not match its kernel's");
       for (const onnx::AttributeProto& attribute : node.attribute()) {
         const std::string& name = attribute.name();
         const bool positive = name == "strides" || name == "dilations" || name == "kernel_shape";
