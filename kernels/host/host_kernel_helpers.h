@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "relay/dtype.h"
@@ -24,6 +25,25 @@ decltype(auto) VisitElementType(DType dtype, Visitor&& visit) {
 #undef RELAY_DTYPE
   }
   RELAY_UNREACHABLE("a dtype without an element type");
+}
+
+// Calls visit(T{}) with T the C++ type of a floating-point dtype; `subject`
+// names the operator whose relation admits no other dtype.
+template <typename Visitor>
+void VisitFloatType(DType dtype, const char* subject, Visitor&& visit) {
+  switch (dtype) {
+    case DType::kFloat16:
+      visit(Float16{});
+      return;
+    case DType::kFloat32:
+      visit(float{});
+      return;
+    case DType::kFloat64:
+      visit(double{});
+      return;
+    default:
+      RELAY_UNREACHABLE(std::string(subject) + " of a dtype its relation refuses");
+  }
 }
 
 // An element as a number C++ compares and adds: float16 widened to float.

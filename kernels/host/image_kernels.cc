@@ -156,13 +156,9 @@ void GridSampleTyped(const Tensor& data, const Tensor& grid, const Attrs& attrs,
 
 void GridSample(std::span<const Tensor* const> inputs, const Attrs& attrs, size_t,
                 const Tensor& output) {
-  host::VisitElementType(inputs[0]->dtype(), [&](auto zero) {
+  host::VisitFloatType(inputs[0]->dtype(), "grid_sample", [&](auto zero) {
     using T = decltype(zero);
-    if constexpr (std::is_floating_point_v<decltype(host::Numeric(T{}))>) {
-      GridSampleTyped<T>(*inputs[0], *inputs[1], attrs, output);
-    } else {
-      RELAY_UNREACHABLE("grid_sample of integers passed its type relation");
-    }
+    GridSampleTyped<T>(*inputs[0], *inputs[1], attrs, output);
   });
 }
 

@@ -8,31 +8,13 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/host/host_kernel_helpers.h"
 #include "kernels/operator_table.h"
 #include "relay/error.h"
 #include "relay/float16.h"
 
 namespace relay::kernels {
 namespace {
-
-// Calls visit(T{}) with T the C++ type of a floating-point dtype (the
-// relation admits no other).
-template <typename Visitor>
-void VisitFloatType(DType dtype, Visitor&& visit) {
-  switch (dtype) {
-    case DType::kFloat16:
-      visit(Float16{});
-      return;
-    case DType::kFloat32:
-      visit(float{});
-      return;
-    case DType::kFloat64:
-      visit(double{});
-      return;
-    default:
-      RELAY_UNREACHABLE("det of a dtype its relation refuses");
-  }
-}
 
 // The determinant of the n x n matrix `a` (row-major; overwritten). An
 // exactly singular matrix gives 0; NaN propagates.
@@ -66,7 +48,7 @@ void Det(std::span<const Tensor* const> inputs, const Attrs&, size_t, const Tens
   }
   const size_t n = size_t(shape.back());
   const int64_t matrices = output.element_count();
-  VisitFloatType(data.dtype(), [&](auto zero) {
+  host::VisitFloatType(data.dtype(), "det", [&](auto zero) {
     using T = decltype(zero);
     using Wide = std::conditional_t<std::is_same_v<T, Float16>, float, T>;
     const T* source = data.data<T>();

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/host/host_kernel_helpers.h"
 #include "kernels/operator_table.h"
 #include "kernels/operators/relation_helpers.h"
 #include "relay/error.h"
@@ -18,25 +19,6 @@ namespace relay::kernels {
 namespace {
 
 using Complex = std::complex<double>;
-
-// Calls visit(T{}) with T the C++ type of a floating-point dtype (the
-// relation admits no other).
-template <typename Visitor>
-void VisitFloatType(DType dtype, Visitor&& visit) {
-  switch (dtype) {
-    case DType::kFloat16:
-      visit(Float16{});
-      return;
-    case DType::kFloat32:
-      visit(float{});
-      return;
-    case DType::kFloat64:
-      visit(double{});
-      return;
-    default:
-      RELAY_UNREACHABLE("dft of a dtype its relation refuses");
-  }
-}
 
 template <typename T>
 double Widen(T value) {
@@ -121,7 +103,7 @@ void Dft(std::span<const Tensor* const> inputs, const Attrs& attrs, size_t resul
   const std::vector<Complex> twiddles = Twiddles(length, inverse ? 1.0 : -1.0);
   const double scale = inverse ? 1.0 / double(length) : 1.0;
   const bool fast = IsPowerOfTwo(length);
-  VisitFloatType(re.dtype(), [&](auto zero) {
+  host::VisitFloatType(re.dtype(), "dft", [&](auto zero) {
     using T = decltype(zero);
     const T* real = re.data<T>();
     const T* imaginary = im.data<T>();

@@ -222,13 +222,9 @@ void RoiAlignTyped(const Tensor& data, const Tensor& rois, const Attrs& attrs,
 
 void RoiAlign(std::span<const Tensor* const> inputs, const Attrs& attrs, size_t,
               const Tensor& output) {
-  VisitElementType(inputs[0]->dtype(), [&](auto zero) {
+  host::VisitFloatType(inputs[0]->dtype(), "roi_align", [&](auto zero) {
     using T = decltype(zero);
-    if constexpr (std::is_floating_point_v<decltype(host::Numeric(T{}))>) {
-      RoiAlignTyped<T>(*inputs[0], *inputs[1], attrs, output);
-    } else {
-      RELAY_UNREACHABLE("roi_align of integers passed its type relation");
-    }
+    RoiAlignTyped<T>(*inputs[0], *inputs[1], attrs, output);
   });
 }
 

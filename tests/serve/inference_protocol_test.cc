@@ -79,29 +79,14 @@ TEST(InferenceProtocol, RefusesEveryKindOfBadRequestWith400) {
        "is FP32, got datatype \"INT32\""},
       {edited([](json& b) { b["inputs"][0]["datatype"] = "FLOAT"; }), "is FP32"},
       {edited([](json& b) { b["inputs"][0]["shape"] = {4}; }), "has shape [-1, 2]"},
-      {edited([](json& b) {
-         b["inputs"][0]["shape"] = {2, 3};
-       }),
-       "got [2,3]"},
-      {edited([](json& b) {
-         b["inputs"][0]["shape"] = {-2, 2};
-       }),
-       "has shape"},
-      {edited([](json& b) {
-         b["inputs"][0]["shape"] = {1.5, 2};
-       }),
-       "has shape"},
-      {edited([](json& b) {
-         b["inputs"][0]["data"] = {1, 2, 3};
-       }),
+      {edited([](json& b) { b["inputs"][0]["shape"] = {2, 3}; }), "got [2,3]"},
+      {edited([](json& b) { b["inputs"][0]["shape"] = {-2, 2}; }), "has shape"},
+      {edited([](json& b) { b["inputs"][0]["shape"] = {1.5, 2}; }), "has shape"},
+      {edited([](json& b) { b["inputs"][0]["data"] = {1, 2, 3}; }),
        "holds 4 elements, \"data\" has 3"},
-      {edited([](json& b) {
-         b["inputs"][0]["shape"] = {1000000000000, 2};
-       }),
+      {edited([](json& b) { b["inputs"][0]["shape"] = {1000000000000, 2}; }),
        "holds 2000000000000 elements"},
-      {edited([](json& b) {
-         b["inputs"][0]["shape"] = {4611686018427387904, 2};
-       }),
+      {edited([](json& b) { b["inputs"][0]["shape"] = {4611686018427387904, 2}; }),
        "too many elements"},
       {edited([](json& b) { b["inputs"][0]["data"][2] = "3"; }),
        "element 2 (\"3\") is not a valid float32"},
@@ -110,10 +95,7 @@ TEST(InferenceProtocol, RefusesEveryKindOfBadRequestWith400) {
        "element 0 (128) is not a valid int8"},
       {edited([](json& b) { b["inputs"][2]["data"][0] = 1.5; }), "is not a valid int8"},
       {edited([](json& b) { b["inputs"][0].erase("data"); }), "input 'x' has no \"data\""},
-      {edited([](json& b) {
-         b["outputs"] = {{{"name", "out9"}}};
-       }),
-       "has no output \"out9\""},
+      {edited([](json& b) { b["outputs"] = {{{"name", "out9"}}}; }), "has no output \"out9\""},
   };
   for (const auto& [body, words] : cases) {
     try {
@@ -297,9 +279,8 @@ TEST(InferenceProtocol, DescribesTheModel) {
 }
 
 TEST(InferenceProtocol, NamesEveryDtype) {
-  for (std::string_view name :
-       {"BOOL", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "FP16",
-        "FP32", "FP64"}) {
+  for (std::string_view name : {"BOOL", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16",
+                                "UINT32", "UINT64", "FP16", "FP32", "FP64"}) {
     std::optional<DType> dtype = ParseProtocolDatatype(name);
     ASSERT_TRUE(dtype) << name;
     EXPECT_EQ(ProtocolDatatype(*dtype), name);
